@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libkubemount: mounts in the host mount namespace for kubelets that may run
+ * in a container.
+ *
+ * Conventions: functions return >= 0 on success (0/1 for predicates) and a
+ * negative errno on failure.  Every public call that can fail takes a
+ * struct km_error * last (may be NULL) that receives a one-line message.
+ * The library never prints and never exits.
+ */
+#ifndef KUBEMOUNT_H
+#define KUBEMOUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Errors: a value type so that it can be filled after fork() without malloc. */
+#define KM_ERROR_MAX 512
+struct km_error {
+        int code;                   /* negative errno, 0 when unset */
+        char message[KM_ERROR_MAX]; /* "what PATH: why", no trailing newline */
+};
+
+const char *km_version(void);
+
+/* Debug logging hook: the library reports steps (e.g. umount fallbacks). */
+enum km_log_level { KM_LOG_ERR = 3, KM_LOG_WARNING = 4, KM_LOG_NOTICE = 5, KM_LOG_INFO = 6, KM_LOG_DEBUG = 7 };
+typedef void (*km_log_fn)(int level, const char *message, void *userdata);
+void km_log_set(km_log_fn fn, void *userdata, int max_level);
+
+/*
+ * Kernel feature use.  Every new-API path has a fallback for kernels 5.4+.
+ * KUBEMOUNT_COMPAT=old-kernel (or a comma list of the names below) in the
+ * environment, or km_features_disable(), forces the fallbacks.
+ */
+enum {
+        KM_FEATURE_STATX_MNT = 1u << 0,     /* statx STATX_ATTR_MOUNT_ROOT / STATX_MNT_ID (5.8) */
+        KM_FEATURE_STATMOUNT = 1u << 1,     /* statmount(2) (6.8) */
+        KM_FEATURE_MOUNT_SETATTR = 1u << 2, /* mount_setattr(2) (5.12) */
+        KM_FEATURE_OPENAT2 = 1u << 3,       /* openat2(2) (5.6) */
+        KM_FEATURE_ALL = 0xfu,
+};
+void km_features_disable(unsigned mask);
+unsigned km_features_enabled(void);
+
+/* ---- mount table (libmount; mountinfo path injectable for tests) ---- */
+struct km_mount_table;
+struct km_mount;
+
+/* mountinfo: NULL for /proc/self/mountinfo. */
+int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err);
+void km_mount_table_free(struct km_mount_table *t);
+size_t km_mount_table_size(const struct km_mount_table *t);
+const struct km_mount *km_mount_table_at(const struct km_mount_table *t, size_t i);
+/* The last (topmost) mount whose mount point is exactly path, or NULL. */
+const struct km_mount *km_mount_table_find_target(const struct km_mount_table *t, const char *path);
+/*
+ * All mount points that show the same filesystem and root as the mount at
+ * path (GetMountRefs), excluding path itself.  *ret is a NULL-terminated
+ * array freed with km_strv_free().  Returns the count.
+ */
+int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret, struct km_error *err);
+void km_strv_free(char **strv);
+
+enum {
+        KM_PROPAGATION_PRIVATE = 0,
+        KM_PROPAGATION_SHARED = 1u << 0,
+        KM_PROPAGATION_SLAVE = 1u << 1,
+        KM_PROPAGATION_UNBINDABLE = 1u << 2,
+};
+unsigned km_mount_id(const struct km_mount *m);
+unsigned km_mount_parent_id(const struct km_mount *m);
+const char *km_mount_target(const struct km_mount *m);
+const char *km_mount_source(const struct km_mount *m);
+const char *km_mount_fstype(const struct km_mount *m);
+const char *km_mount_root(const struct km_mount *m);
+const char *km_mount_vfs_options(const struct km_mount *m);
+const char *km_mount_fs_options(const struct km_mount *m);
+unsigned km_mount_propagation(const struct km_mount *m);
+unsigned km_mount_peer_group(const struct km_mount *m);
+unsigned km_mount_master(const struct km_mount *m);
+/* "shared", "private", "slave,shared" ... as findmnt prints it. */
+const char *km_propagation_name(unsigned propagation);
+
+/* ---- mount points, O(1) in the number of mounts ---- */
+/* 1: path is a mount point, 0: not, negative errno (-ENOENT for a missing path). */
+int km_is_mount_point(const char *path, struct km_error *err);
+/* True for the errors of a corrupted mount (ENOTCONN, ESTALE, EIO, ...). */
+bool km_error_is_corrupted_mount(int r);
+
+/* What the mount that holds path looks like (the deepest one). */
+struct km_mount_info {
+        uint64_t mount_id;   /* unique id where the kernel has it, else the mountinfo id */
+        unsigned propagation; /* KM_PROPAGATION_* */
+        unsigned peer_group;
+        unsigned master;
+        bool is_mount_point;  /* path itself is the mount point */
+        char target[4096];    /* mount point of the holding mount */
+};
+int km_mount_info_of(const char *path, struct km_mount_info *ret, struct km_error *err);
+
+/* ---- propagation ---- */
+enum km_propagation_kind { KM_MAKE_SHARED, KM_MAKE_SLAVE, KM_MAKE_PRIVATE, KM_MAKE_UNBINDABLE };
+int km_propagation_set(const char *path, enum km_propagation_kind kind, bool recursive, struct km_error *err);
+/*
+ * Make sure mounts under path propagate: if the mount holding path is shared
+ * do nothing (returns 0); otherwise bind path onto itself if it is not a
+ * mount point yet and make it rshared (returns 1).  Never stacks mounts.
+ */
+int km_ensure_shared(const char *path, struct km_error *err);
+
+/* ---- host mount namespace ---- */
+#define KM_HOST_MOUNT_NS_DEFAULT "/proc/1/ns/mnt"
+/* 1 if the calling thread already is in the namespace of ns_path, else 0. */
+int km_hostns_is_current(const char *ns_path, struct km_error *err);
+/*
+ * Run fn in the mount namespace of ns_path (NULL: default) in the calling
+ * thread and come back, restoring root and working directory.  Safe in
+ * multi-threaded callers: only the calling thread switches.
+ */
+int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
+                  struct km_error *err);
+
+/* ---- mount / umount ---- */
+struct km_mount_spec;
+enum {
+        KM_MOUNT_BIND = 1u << 0,
+        KM_MOUNT_RBIND = 1u << 1,
+        KM_MOUNT_NO_CANONICALIZE = 1u << 2,
+        KM_MOUNT_READ_ONLY = 1u << 3,
+        KM_MOUNT_READ_WRITE = 1u << 4,
+        KM_MOUNT_FAKE = 1u << 5,
+        KM_MOUNT_VERBOSE = 1u << 6,
+};
+struct km_mount_spec *km_mount_spec_new(void);
+void km_mount_spec_free(struct km_mount_spec *s);
+int km_mount_spec_set_source(struct km_mount_spec *s, const char *source);
+int km_mount_spec_set_target(struct km_mount_spec *s, const char *target);
+int km_mount_spec_set_fstype(struct km_mount_spec *s, const char *fstype);
+/* Appends comma-separated options; may be called repeatedly like mount -o. */
+int km_mount_spec_add_options(struct km_mount_spec *s, const char *options);
+/* Options that must never be logged or shown (passwords, keys). */
+int km_mount_spec_add_sensitive_options(struct km_mount_spec *s, const char *options);
+void km_mount_spec_set_flags(struct km_mount_spec *s, unsigned flags);
+/* --make-[r]shared etc.; applied after the mount, or alone when no source. */
+void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_kind kind, bool recursive);
+/* Options as they may be shown: sensitive values replaced by "<masked>". */
+char *km_mount_spec_describe(const struct km_mount_spec *s);
+
+/*
+ * Mount in the current namespace (km_mount) or in the host one.  On failure
+ * *excode (if not NULL) is set to a mount(8) exit code.
+ */
+int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err);
+int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode, struct km_error *err);
+
+enum {
+        KM_UMOUNT_FORCE = 1u << 0,     /* MNT_FORCE right away */
+        KM_UMOUNT_LAZY = 1u << 1,      /* MNT_DETACH right away */
+        KM_UMOUNT_RECURSIVE = 1u << 2, /* everything under target, deepest first */
+};
+/*
+ * Unmount target.  timeout_ms > 0: if the normal unmount does not finish in
+ * time, retry with MNT_FORCE, then MNT_DETACH, logging each step.
+ * Corrupted mounts (dead FUSE daemon, stale NFS handle) unmount normally.
+ */
+int km_umount(const char *target, unsigned flags, int timeout_ms, int *excode, struct km_error *err);
+int km_umount_in_host(const char *ns_path, const char *target, unsigned flags, int timeout_ms, int *excode,
+                      struct km_error *err);
+
+/* Mount options: mask values of sensitive keys ("password=<masked>"). */
+char *km_options_mask(const char *options);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

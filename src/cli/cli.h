@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kubemount command: shared state of the subcommands. */
+#pragma once
+
+#include <jansson.h>
+
+#include "util.h"
+
+struct cli {
+        const char *host_ns;     /* --host-mount-ns */
+        const char *kubelet_dir; /* --kubelet-dir */
+        bool json;               /* --json anywhere it makes sense */
+        int verbose;
+};
+
+/* Exit codes outside mount/umount (which use mount(8)'s). */
+enum { EXIT_OK = 0, EXIT_NO = 1, EXIT_USAGE = 2, EXIT_CORRUPTED = 3 };
+
+int cmd_setup(struct cli *cli, int argc, char **argv);
+int cmd_check(struct cli *cli, int argc, char **argv);
+int cmd_mount(struct cli *cli, int argc, char **argv);
+int cmd_umount(struct cli *cli, int argc, char **argv);
+int cmd_is_mountpoint(struct cli *cli, int argc, char **argv);
+int cmd_refs(struct cli *cli, int argc, char **argv);
+int cmd_list(struct cli *cli, int argc, char **argv);
+
+/* Prints "kubemount: MESSAGE" on stderr. */
+void cli_error(const char *fmt, ...) _printf_(1, 2);
+/* Sends library reports to stderr: warnings, and steps when verbose. */
+void cli_log_setup(int verbose);
+/* Prints a JSON value on stdout and frees it. */
+int cli_print_json(json_t *v);
+/* Handles -h/--help, --json and rejects other options for simple commands. */
+int cli_simple_options(struct cli *cli, int argc, char **argv, const char *help, int *optind_ret);
+

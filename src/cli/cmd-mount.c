@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kubemount mount / umount: mount(8)'s grammar, in the host namespace. */
+#include <fcntl.h>
+#include <libmount.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "mountargs.h"
+
+static const char mount_help[] =
+        "Usage: kubemount mount [options] [SOURCE] TARGET\n"
+        "\n"
+        "Mount in the host mount namespace with mount(8)'s grammar, so that a kubelet\n"
+        "started with --experimental-mounter-path=/usr/bin/kubemount works unchanged.\n"
+        "The host's /sbin/mount.TYPE helpers are used when they exist.\n"
+        "\n"
+        "Options:\n"
+        "  -t, --types TYPE          filesystem type (letters, digits, . _ + -)\n"
+        "  -o, --options OPTS        comma-separated options; may be repeated\n"
+        "  -B, --bind / -R, --rbind  bind mount (flags like ro are applied by a remount)\n"
+        "  -r, --read-only / -w, --rw\n"
+        "  --make-{shared,slave,private,unbindable} and --make-r*  set propagation\n"
+        "  -c, --no-canonicalize     do not resolve paths\n"
+        "  -f, --fake                do everything but the mount system call\n"
+        "  -n, -s, -i                accepted for compatibility\n"
+        "  --sensitive-options-fd=N  read secret options (password=...) from fd N\n"
+        "  --sensitive-options-file=FILE\n"
+        "                            read secret options from FILE (not a symlink)\n"
+        "Secret options never appear in messages or in kubemount's command line;\n"
+        "values of keys such as password=, secret=, key=, token= are masked anyway.\n"
+        "\n"
+        "Exit status (mount(8)): 0 success, 1 usage, 2 system error, 32 mount failure.\n";
+
+static const char umount_help[] =
+        "Usage: kubemount umount [options] TARGET\n"
+        "\n"
+        "Unmount TARGET in the host mount namespace.  Corrupted mounts (dead FUSE\n"
+        "daemon, stale NFS handle) are unmounted like any other.\n"
+        "\n"
+        "Options:\n"
+        "  -f, --force          force (MNT_FORCE)\n"
+        "  -l, --lazy           detach now, clean up when no longer busy (MNT_DETACH)\n"
+        "  -R, --recursive      TARGET and every mount below it, deepest first, from\n"
+        "                       one snapshot of the mount table\n"
+        "  --timeout=SECS       if the unmount is busy or not done in SECS (also 500ms),\n"
+        "                       retry with force, then lazily; each step is reported\n"
+        "  -v, --verbose        report each unmount\n"
+        "\n"
+        "Exit status (umount(8)): 0 success, 1 usage, 2 system error, 32 failure\n"
+        "(the message says \"not mounted\" when TARGET is not a mount point).\n";
+
+/* Secret options come from an fd or a file so that they stay out of argv. */
+static int read_sensitive(const struct mount_args *a, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n;
+        int r;
+
+        if (a->sensitive_file) {
+                fd = open(a->sensitive_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+                if (fd < 0)
+                        return -errno;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode))
+                        return -EBADFD;
+                r = read_full_fd(fd, 64 * 1024, &buf, &n);
+        } else
+                r = read_full_fd(a->sensitive_fd, 64 * 1024, &buf, &n);
+        if (r < 0)
+                return r;
+        if (strlen(buf) != n)
+                return -EINVAL; /* a NUL inside */
+        while (n > 0 && buf[n - 1] == '\n')
+                buf[--n] = '\0';
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int cmd_mount(struct cli *cli, int argc, char **argv) {
+        struct mount_args a;
+        struct km_error err = { 0 };
+        int r, excode = MNT_EX_SUCCESS;
+
+        r = mount_args_parse(argc, argv, &a);
+        if (r < 0) {
+                cli_error("mount: %s\nTry 'kubemount mount --help'.", a.error);
+                mount_args_done(&a);
+                return MNT_EX_USAGE;
+        }
+        if (a.help || a.version) {
+                if (a.help)
+                        fputs(mount_help, stdout);
+                else
+                        printf("kubemount %s\n", km_version());
+                mount_args_done(&a);
+                return MNT_EX_SUCCESS;
+        }
+        if (a.sensitive_fd >= 0 || a.sensitive_file) {
+                _cleanup_free_ char *secret = NULL;
+                r = read_sensitive(&a, &secret);
+                if (r < 0) {
+                        cli_error("mount: reading sensitive options from %s: %s",
+                                  a.sensitive_file ? a.sensitive_file : "fd", strerror(-r));
+                        mount_args_done(&a);
+                        return MNT_EX_USAGE;
+                }
+                r = km_mount_spec_add_sensitive_options(a.spec, secret);
+                explicit_bzero(secret, strlen(secret));
+                if (r < 0) {
+                        mount_args_done(&a);
+                        return MNT_EX_SYSERR;
+                }
+        }
+
+        r = km_mount_in_host(cli->host_ns, a.spec, &excode, &err);
+        if (r < 0)
+                cli_error("%s", err.message);
+        mount_args_done(&a);
+        return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;
+}
+
+int cmd_umount(struct cli *cli, int argc, char **argv) {
+        struct umount_args a;
+        struct km_error err = { 0 };
+        int r, excode = MNT_EX_SUCCESS;
+
+        r = umount_args_parse(argc, argv, &a);
+        if (r < 0) {
+                cli_error("umount: %s\nTry 'kubemount umount --help'.", a.error);
+                return MNT_EX_USAGE;
+        }
+        if (a.help) {
+                fputs(umount_help, stdout);
+                return MNT_EX_SUCCESS;
+        }
+        if (a.version) {
+                printf("kubemount %s\n", km_version());
+                return MNT_EX_SUCCESS;
+        }
+        if (a.verbose && !cli->verbose)
+                cli_log_setup(cli->verbose = 1);
+        r = km_umount_in_host(cli->host_ns, a.target, a.flags, a.timeout_ms, &excode, &err);
+        if (r < 0)
+                cli_error("%s", err.message);
+        return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kubemount is-mountpoint / refs / list: queries of the host mount table. */
+#include "cli.h"
+
+static const char is_mountpoint_help[] =
+        "Usage: kubemount is-mountpoint [--json] PATH\n"
+        "\n"
+        "Tell whether PATH (symlinks followed) is a mount point in the host mount\n"
+        "namespace, in constant time whatever the number of mounts.\n"
+        "Exit status: 0 mount point, 1 not a mount point, 2 error (e.g. PATH does\n"
+        "not exist), 3 corrupted mount (ENOTCONN, ESTALE, EIO, EACCES, EHOSTDOWN,\n"
+        "EWOULDBLOCK, ENODEV: unmount it with kubemount umount).\n";
+
+static const char refs_help[] =
+        "Usage: kubemount refs [--json] PATH\n"
+        "\n"
+        "Print the other mount points that show the same filesystem and root as the\n"
+        "mount at PATH in the host mount namespace (GetMountRefs), one per line.\n"
+        "Exit status: 0 ok, 2 error (PATH is not a mount point).\n";
+
+static const char list_help[] =
+        "Usage: kubemount list [--json]\n"
+        "\n"
+        "Print the host mount table: TARGET SOURCE FSTYPE PROPAGATION OPTIONS, or with\n"
+        "--json the fields of findmnt --json --list plus id, parent, root and\n"
+        "propagation.  Values of sensitive options are masked.\n";
+
+static int one_path(struct cli *cli, int argc, char **argv, const char *help, const char **ret) {
+        int optind_ret, r;
+
+        r = cli_simple_options(cli, argc, argv, help, &optind_ret);
+        if (r != 0)
+                return r;
+        if (argc - optind_ret != 1) {
+                cli_error("%s: expected one PATH", argv[0]);
+                return -EINVAL;
+        }
+        *ret = argv[optind_ret];
+        return 0;
+}
+
+struct probe {
+        const char *path;
+        int result;
+        struct km_error err;
+};
+
+static int probe_in_host(void *userdata, struct km_error *err _unused_) {
+        struct probe *p = userdata;
+        p->result = km_is_mount_point(p->path, &p->err);
+        return 0;
+}
+
+int cmd_is_mountpoint(struct cli *cli, int argc, char **argv) {
+        struct probe p = { 0 };
+        struct km_error err = { 0 };
+        bool corrupted;
+        int r;
+
+        r = one_path(cli, argc, argv, is_mountpoint_help, &p.path);
+        if (r != 0)
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        r = km_hostns_run(cli->host_ns, probe_in_host, &p, &err);
+        if (r < 0) {
+                cli_error("is-mountpoint: %s", err.message);
+                return EXIT_USAGE;
+        }
+        corrupted = p.result < 0 && km_error_is_corrupted_mount(p.result);
+        if (cli->json) {
+                json_t *o = json_pack("{s:s,s:b,s:b}", "path", p.path, "mountpoint", p.result > 0 || corrupted,
+                                      "corrupted", corrupted);
+                if (o && p.result < 0)
+                        json_object_set_new(o, "error", json_string(p.err.message));
+                cli_print_json(o);
+        } else if (p.result < 0)
+                cli_error("%s", p.err.message);
+        if (p.result < 0)
+                return corrupted ? EXIT_CORRUPTED : EXIT_USAGE;
+        return p.result ? EXIT_OK : EXIT_NO;
+}
+
+struct table_job {
+        const char *path;
+        struct km_mount_table *table;
+        char **refs;
+        int nrefs;
+};
+
+static int refs_in_host(void *userdata, struct km_error *err) {
+        struct table_job *job = userdata;
+        _cleanup_free_ char *canonical = NULL;
+        int r;
+
+        r = km_mount_table_load(NULL, &job->table, err);
+        if (r < 0 || !job->path)
+                return r;
+        canonical = realpath(job->path, NULL);
+        r = km_mount_table_refs(job->table, canonical ? canonical : job->path, &job->refs, err);
+        job->nrefs = r;
+        return r < 0 ? r : 0;
+}
+
+int cmd_refs(struct cli *cli, int argc, char **argv) {
+        struct table_job job = { 0 };
+        struct km_error err = { 0 };
+        int r;
+
+        r = one_path(cli, argc, argv, refs_help, &job.path);
+        if (r != 0)
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        r = km_hostns_run(cli->host_ns, refs_in_host, &job, &err);
+        if (r >= 0) {
+                if (cli->json) {
+                        json_t *a = json_array();
+                        for (int i = 0; a && i < job.nrefs; i++)
+                                json_array_append_new(a, json_string(job.refs[i]));
+                        r = cli_print_json(a);
+                } else
+                        for (int i = 0; i < job.nrefs; i++)
+                                printf("%s\n", job.refs[i]);
+        } else
+                cli_error("refs: %s", err.message);
+        km_strv_free(job.refs);
+        km_mount_table_free(job.table);
+        return r < 0 ? EXIT_USAGE : EXIT_OK;
+}
+
+/* A JSON string, or null when the table has no value. */
+static json_t *str_or_null(const char *s) {
+        return s ? json_string(s) : json_null();
+}
+
+static json_t *mount_to_json(const struct km_mount *m) {
+        _cleanup_free_ char *vfs = km_options_mask(km_mount_vfs_options(m));
+        _cleanup_free_ char *fs = km_options_mask(km_mount_fs_options(m));
+        _cleanup_free_ char *all = strjoin_opts(vfs, fs);
+        json_t *o = json_object();
+
+        if (!o)
+                return NULL;
+        json_object_set_new(o, "id", json_integer(km_mount_id(m)));
+        json_object_set_new(o, "parent", json_integer(km_mount_parent_id(m)));
+        json_object_set_new(o, "target", str_or_null(km_mount_target(m)));
+        json_object_set_new(o, "source", str_or_null(km_mount_source(m)));
+        json_object_set_new(o, "fstype", str_or_null(km_mount_fstype(m)));
+        json_object_set_new(o, "options", str_or_null(all));
+        json_object_set_new(o, "root", str_or_null(km_mount_root(m)));
+        json_object_set_new(o, "propagation", json_string(km_propagation_name(km_mount_propagation(m))));
+        return o;
+}
+
+int cmd_list(struct cli *cli, int argc, char **argv) {
+        struct table_job job = { 0 };
+        struct km_error err = { 0 };
+        int optind_ret, r;
+
+        r = cli_simple_options(cli, argc, argv, list_help, &optind_ret);
+        if (r != 0)
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        if (optind_ret < argc) {
+                cli_error("list: unexpected argument '%s'", argv[optind_ret]);
+                return EXIT_USAGE;
+        }
+        r = km_hostns_run(cli->host_ns, refs_in_host, &job, &err);
+        if (r < 0) {
+                cli_error("list: %s", err.message);
+                return EXIT_USAGE;
+        }
+        if (cli->json) {
+                json_t *a = json_array();
+                for (size_t i = 0; a && i < km_mount_table_size(job.table); i++)
+                        json_array_append_new(a, mount_to_json(km_mount_table_at(job.table, i)));
+                r = cli_print_json(json_pack("{s:o}", "filesystems", a));
+        } else {
+                for (size_t i = 0; i < km_mount_table_size(job.table); i++) {
+                        const struct km_mount *m = km_mount_table_at(job.table, i);
+                        _cleanup_free_ char *vfs = km_options_mask(km_mount_vfs_options(m));
+                        _cleanup_free_ char *fs = km_options_mask(km_mount_fs_options(m));
+                        _cleanup_free_ char *all = strjoin_opts(vfs, fs);
+                        printf("%s %s %s %s %s\n", km_mount_target(m), km_mount_source(m) ? km_mount_source(m) : "none",
+                               km_mount_fstype(m), km_propagation_name(km_mount_propagation(m)), all ? all : "");
+                }
+        }
+        km_mount_table_free(job.table);
+        return r < 0 ? EXIT_USAGE : EXIT_OK;
+}

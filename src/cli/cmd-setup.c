@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kubemount setup / check: rshared propagation of the kubelet dir at boot. */
+#include <getopt.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static const char setup_help[] =
+        "Usage: kubemount setup [--shared PATH]... [--json]\n"
+        "\n"
+        "Make each PATH (default: the kubelet dir) propagate mounts: if the mount\n"
+        "holding PATH is shared, nothing changes; else PATH is bound onto itself\n"
+        "(unless it already is a mount point) and made rshared.  Missing directories\n"
+        "are created.  Idempotent: running it again never adds mounts.  Runs in the\n"
+        "host mount namespace.  Exit status: 0 done, 1 failed, 2 usage.\n";
+
+static const char check_help[] =
+        "Usage: kubemount check [--shared PATH]... [--json]\n"
+        "\n"
+        "Check that the host mount namespace is reachable and that each PATH\n"
+        "(default: the kubelet dir) lies on a shared mount, so that mounts made\n"
+        "under it reach containers.  Exit status: 0 healthy, 1 not (with the\n"
+        "reason), 2 usage.\n";
+
+struct paths {
+        const char *list[64];
+        size_t n;
+};
+
+static int parse_paths(struct cli *cli, int argc, char **argv, const char *help, struct paths *p) {
+        static const struct option opts[] = {
+                { "shared", required_argument, NULL, 's' },
+                { "json", no_argument, NULL, 'J' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        int c;
+
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+hs:", opts, NULL)) >= 0)
+                switch (c) {
+                case 's':
+                        if (optarg[0] != '/') {
+                                cli_error("%s: '%s' is not an absolute path", argv[0], optarg);
+                                return -EINVAL;
+                        }
+                        if (p->n == ELEMENTSOF(p->list)) {
+                                cli_error("%s: too many paths", argv[0]);
+                                return -EINVAL;
+                        }
+                        p->list[p->n++] = optarg;
+                        break;
+                case 'J':
+                        cli->json = true;
+                        break;
+                case 'h':
+                        fputs(help, stdout);
+                        return 1;
+                default:
+                        cli_error("%s: unrecognized option '%s'", argv[0], argv[optind - 1]);
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                cli_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
+                return -EINVAL;
+        }
+        if (p->n == 0)
+                p->list[p->n++] = cli->kubelet_dir;
+        return 0;
+}
+
+static int mkdir_p(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *s = copy + 1;; s++) {
+                if (*s != '/' && *s != '\0')
+                        continue;
+                char saved = *s;
+                *s = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = saved;
+                if (!saved)
+                        return 0;
+        }
+}
+
+struct setup_job {
+        struct paths *paths;
+        json_t *results;
+        int changed[64];
+};
+
+static int setup_in_host(void *userdata, struct km_error *err) {
+        struct setup_job *job = userdata;
+
+        for (size_t i = 0; i < job->paths->n; i++) {
+                const char *path = job->paths->list[i];
+                int r = mkdir_p(path);
+                if (r < 0)
+                        return km_error_set(err, r, "create %s", path);
+                r = km_ensure_shared(path, err);
+                if (r < 0)
+                        return r;
+                job->changed[i] = r;
+        }
+        return 0;
+}
+
+int cmd_setup(struct cli *cli, int argc, char **argv) {
+        struct paths paths = { .n = 0 };
+        struct setup_job job = { .paths = &paths };
+        struct km_error err = { 0 };
+        int r;
+
+        r = parse_paths(cli, argc, argv, setup_help, &paths);
+        if (r != 0)
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        r = km_hostns_run(cli->host_ns, setup_in_host, &job, &err);
+        if (r < 0) {
+                cli_error("setup: %s", err.message);
+                return EXIT_NO;
+        }
+        if (cli->json) {
+                json_t *a = json_array();
+                for (size_t i = 0; a && i < paths.n; i++)
+                        json_array_append_new(a, json_pack("{s:s,s:b}", "path", paths.list[i], "changed",
+                                                           job.changed[i]));
+                return cli_print_json(a) < 0 ? EXIT_NO : EXIT_OK;
+        }
+        for (size_t i = 0; i < paths.n; i++)
+                printf("%s: %s\n", paths.list[i], job.changed[i] ? "made rshared" : "already shared");
+        return EXIT_OK;
+}
+
+struct check_job {
+        struct paths *paths;
+        struct km_mount_info info[64];
+        int result[64]; /* 0 or negative errno */
+        char why[64][KM_ERROR_MAX];
+};
+
+static int check_in_host(void *userdata, struct km_error *err _unused_) {
+        struct check_job *job = userdata;
+
+        for (size_t i = 0; i < job->paths->n; i++) {
+                struct km_error e = { 0 };
+                job->result[i] = km_mount_info_of(job->paths->list[i], &job->info[i], &e);
+                snprintf(job->why[i], sizeof(job->why[i]), "%s", e.message);
+        }
+        return 0;
+}
+
+int cmd_check(struct cli *cli, int argc, char **argv) {
+        struct paths paths = { .n = 0 };
+        _cleanup_free_ struct check_job *job = calloc(1, sizeof(*job));
+        _cleanup_(json_decrefp) json_t *a = NULL;
+        struct km_error err = { 0 };
+        bool healthy = true;
+        int r;
+
+        if (!job)
+                return EXIT_NO;
+        r = parse_paths(cli, argc, argv, check_help, &paths);
+        if (r != 0)
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        job->paths = &paths;
+        r = km_hostns_run(cli->host_ns, check_in_host, job, &err);
+        if (r < 0) {
+                cli_error("check: %s", err.message);
+                return EXIT_NO;
+        }
+        a = json_array();
+        for (size_t i = 0; i < paths.n; i++) {
+                const char *path = paths.list[i];
+                const struct km_mount_info *info = &job->info[i];
+                char why[KM_ERROR_MAX + 128];
+                bool ok = job->result[i] == 0 && (info->propagation & KM_PROPAGATION_SHARED);
+
+                if (job->result[i] == -ENOENT)
+                        snprintf(why, sizeof(why), "%s does not exist: run kubemount setup", path);
+                else if (job->result[i] < 0)
+                        snprintf(why, sizeof(why), "%s", job->why[i]);
+                else if (!ok)
+                        snprintf(why, sizeof(why), "%s is on a %s mount (%s): run kubemount setup", path,
+                                 km_propagation_name(info->propagation), info->target);
+                else
+                        snprintf(why, sizeof(why), "%s is on a shared mount (%s, peer group %u)", path, info->target,
+                                 info->peer_group);
+                healthy &= ok;
+                if (cli->json)
+                        json_array_append_new(a, json_pack("{s:s,s:b,s:s,s:s,s:s}", "path", path, "healthy", ok,
+                                                           "mount", job->result[i] == 0 ? info->target : "",
+                                                           "propagation",
+                                                           job->result[i] == 0 ? km_propagation_name(info->propagation)
+                                                                               : "",
+                                                           "message", why));
+                else if (ok)
+                        printf("%s\n", why);
+                else
+                        cli_error("%s", why);
+        }
+        if (cli->json && cli_print_json(TAKE_PTR(a)) < 0)
+                return EXIT_NO;
+        return healthy ? EXIT_OK : EXIT_NO;
+}

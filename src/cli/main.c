@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kubemount: entry point, global options and subcommand dispatch. */
+#include <getopt.h>
+#include <stdarg.h>
+
+#include "cli.h"
+
+static const char usage[] =
+        "Usage: kubemount [GLOBAL OPTIONS] COMMAND [ARGS]\n"
+        "\n"
+        "Mount volumes in the host mount namespace for a kubelet that may run in a\n"
+        "container, and keep the kubelet directory's propagation shared.\n"
+        "\n"
+        "Commands:\n"
+        "  setup [--shared PATH]...   make PATH (default: the kubelet dir) rshared, once\n"
+        "  check [--shared PATH]...   exit 0 if propagation is healthy, 1 and why if not\n"
+        "  mount [mount(8) options] [SOURCE] TARGET\n"
+        "                             mount in the host namespace; mount(8) exit codes\n"
+        "  umount [-f] [-l] [-R] [--timeout=SECS] TARGET\n"
+        "                             unmount in the host namespace\n"
+        "  is-mountpoint PATH         exit 0 if PATH is a mount point, 1 if not,\n"
+        "                             3 if it is a corrupted mount (dead FUSE, stale NFS)\n"
+        "  refs PATH                  other mount points of the filesystem mounted at PATH\n"
+        "  list                       the host mount table\n"
+        "\n"
+        "Global options:\n"
+        "  --host-mount-ns=PATH   host mount namespace file (default: $KUBEMOUNT_HOST_MOUNT_NS,\n"
+        "                         else /proc/1/ns/mnt); entered in-process, skipped if current\n"
+        "  --kubelet-dir=DIR      the kubelet root directory (default /var/lib/kubelet)\n"
+        "  --json                 machine-readable output where the output is data\n"
+        "  -v, --verbose          report each step on stderr\n"
+        "  -h, --help             show this help\n"
+        "  -V, --version          show the version\n"
+        "\n"
+        "Environment: KUBEMOUNT_COMPAT=old-kernel forces the fallbacks used on kernels\n"
+        "without statx mount attributes, statmount, mount_setattr and openat2.\n"
+        "\n"
+        "Exit status: mount and umount use mount(8)'s codes (0 ok, 1 usage, 2 system\n"
+        "error, 32 mount failure); other commands 0 yes/ok, 1 no/unhealthy, 2 usage or\n"
+        "error, 3 corrupted mount.  Run 'kubemount COMMAND --help' for details.\n";
+
+void cli_error(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("kubemount: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+int cli_print_json(json_t *v) {
+        int r;
+
+        if (!v)
+                return -ENOMEM;
+        r = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+        json_decref(v);
+        return r < 0 ? -EIO : 0;
+}
+
+int cli_simple_options(struct cli *cli, int argc, char **argv, const char *help, int *optind_ret) {
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'J' },
+                {},
+        };
+        int c;
+
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(help, stdout);
+                        return 1;
+                case 'J':
+                        cli->json = true;
+                        break;
+                default:
+                        cli_error("%s: unrecognized option '%s'", argv[0], argv[optind - 1]);
+                        return -EINVAL;
+                }
+        *optind_ret = optind;
+        return 0;
+}
+
+static void log_to_stderr(int level, const char *message, void *userdata _unused_) {
+        fprintf(stderr, "kubemount: %s%s\n", level <= KM_LOG_WARNING ? "warning: " : "", message);
+}
+
+void cli_log_setup(int verbose) {
+        km_log_set(log_to_stderr, NULL, verbose ? KM_LOG_INFO + verbose - 1 : KM_LOG_WARNING);
+}
+
+static const struct {
+        const char *name;
+        int (*fn)(struct cli *cli, int argc, char **argv);
+} commands[] = {
+        { "setup", cmd_setup },
+        { "check", cmd_check },
+        { "mount", cmd_mount },
+        { "umount", cmd_umount },
+        { "is-mountpoint", cmd_is_mountpoint },
+        { "refs", cmd_refs },
+        { "list", cmd_list },
+};
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "host-mount-ns", required_argument, NULL, 'N' },
+                { "kubelet-dir", required_argument, NULL, 'K' },
+                { "json", no_argument, NULL, 'J' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        struct cli cli = {
+                .host_ns = getenv("KUBEMOUNT_HOST_MOUNT_NS"),
+                .kubelet_dir = "/var/lib/kubelet",
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) >= 0)
+                switch (c) {
+                case 'N':
+                        cli.host_ns = optarg;
+                        break;
+                case 'K':
+                        cli.kubelet_dir = optarg;
+                        break;
+                case 'J':
+                        cli.json = true;
+                        break;
+                case 'v':
+                        cli.verbose++;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return EXIT_OK;
+                case 'V':
+                        printf("kubemount %s\n", km_version());
+                        return EXIT_OK;
+                default:
+                        cli_error("unrecognized option '%s'\nTry 'kubemount --help'.", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        if (!cli.host_ns || !*cli.host_ns)
+                cli.host_ns = KM_HOST_MOUNT_NS_DEFAULT;
+        if (cli.kubelet_dir[0] != '/') {
+                cli_error("--kubelet-dir: '%s' is not an absolute path", cli.kubelet_dir);
+                return EXIT_USAGE;
+        }
+        cli_log_setup(cli.verbose);
+
+        if (optind >= argc) {
+                fputs(usage, stderr);
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (streq(argv[optind], commands[i].name))
+                        return commands[i].fn(&cli, argc - optind, argv + optind);
+        cli_error("unknown command '%s'\nTry 'kubemount --help'.", argv[optind]);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Entering the host mount namespace in-process.  setns(CLONE_NEWNS) is
+ * refused while the fs_struct is shared with other threads, so the calling
+ * thread first takes a private one with unshare(CLONE_FS); only that thread
+ * moves, and it comes back with its root and working directory restored.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+static const char *ns_or_default(const char *ns_path) {
+        return ns_path && *ns_path ? ns_path : KM_HOST_MOUNT_NS_DEFAULT;
+}
+
+static int same_ns(int fd_a, int fd_b) {
+        struct stat a, b;
+
+        if (fstat(fd_a, &a) < 0 || fstat(fd_b, &b) < 0)
+                return -errno;
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+KM_EXPORT int km_hostns_is_current(const char *ns_path, struct km_error *err) {
+        _cleanup_close_ int target = -EBADF, self = -EBADF;
+        const char *path = ns_or_default(ns_path);
+        int r;
+
+        target = open(path, O_RDONLY | O_CLOEXEC);
+        if (target < 0)
+                return km_error_set(err, -errno, "host mount namespace %s", path);
+        self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (self < 0)
+                return km_error_set(err, -errno, "open /proc/thread-self/ns/mnt");
+        r = same_ns(target, self);
+        return r < 0 ? km_error_set(err, r, "host mount namespace %s", path) : r;
+}
+
+KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
+                            struct km_error *err) {
+        _cleanup_close_ int target = -EBADF, self = -EBADF, root = -EBADF, cwd = -EBADF;
+        const char *path = ns_or_default(ns_path);
+        int r, back;
+
+        target = open(path, O_RDONLY | O_CLOEXEC);
+        if (target < 0)
+                return km_error_set(err, -errno, "host mount namespace %s", path);
+        self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (self < 0)
+                return km_error_set(err, -errno, "open /proc/thread-self/ns/mnt");
+        r = same_ns(target, self);
+        if (r < 0)
+                return km_error_set(err, r, "host mount namespace %s", path);
+        if (r > 0)
+                return fn(userdata, err); /* already there: no switch */
+
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0 || cwd < 0)
+                return km_error_set(err, -errno, "save root and working directory");
+        if (unshare(CLONE_FS) < 0)
+                return km_error_set(err, -errno, "unshare(CLONE_FS)");
+        if (setns(target, CLONE_NEWNS) < 0)
+                return km_error_set(err, -errno, "enter host mount namespace %s", path);
+
+        r = fn(userdata, err);
+
+        back = setns(self, CLONE_NEWNS) < 0 ? -errno : 0;
+        if (back == 0 && (fchdir(root) < 0 || chroot(".") < 0 || fchdir(cwd) < 0))
+                back = -errno;
+        if (back < 0)
+                /* The thread is still in the host namespace: the caller must stop using it. */
+                return km_error_set(err, back, "return from host mount namespace %s", path);
+        return r;
+}

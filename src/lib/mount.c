@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mounting through libmount's context, so that the host's /sbin/mount.TYPE
+ * helpers run, in the current or the host mount namespace.  Sensitive options
+ * reach the kernel (or the helper) but never a log line or an error.
+ */
+#include <libmount.h>
+#include <sys/mount.h>
+
+#include "options.h"
+#include "util.h"
+
+DEFINE_CLEANUP(struct libmnt_context, mnt_free_context)
+
+struct km_mount_spec {
+        char *source, *target, *fstype;
+        char *options;   /* shown as given, with sensitive keys masked */
+        char *sensitive; /* never shown */
+        unsigned flags;
+        bool has_propagation, propagation_recursive;
+        enum km_propagation_kind propagation;
+};
+
+KM_EXPORT struct km_mount_spec *km_mount_spec_new(void) {
+        return calloc(1, sizeof(struct km_mount_spec));
+}
+
+static void free_secret(char *s) {
+        if (s) {
+                explicit_bzero(s, strlen(s));
+                free(s);
+        }
+}
+
+KM_EXPORT void km_mount_spec_free(struct km_mount_spec *s) {
+        if (!s)
+                return;
+        free(s->source);
+        free(s->target);
+        free(s->fstype);
+        free(s->options);
+        free_secret(s->sensitive);
+        free(s);
+}
+
+static int set_string(char **field, const char *value) {
+        char *n = value ? strdup(value) : NULL;
+        if (value && !n)
+                return -ENOMEM;
+        free(*field);
+        *field = n;
+        return 0;
+}
+
+KM_EXPORT int km_mount_spec_set_source(struct km_mount_spec *s, const char *v) {
+        return set_string(&s->source, v);
+}
+KM_EXPORT int km_mount_spec_set_target(struct km_mount_spec *s, const char *v) {
+        return set_string(&s->target, v);
+}
+KM_EXPORT int km_mount_spec_set_fstype(struct km_mount_spec *s, const char *v) {
+        return set_string(&s->fstype, v);
+}
+
+static int add_options(char **field, const char *options, bool secret) {
+        char *n = strjoin_opts(*field, options);
+        if (!n)
+                return -ENOMEM;
+        if (secret)
+                free_secret(*field);
+        else
+                free(*field);
+        *field = n;
+        return 0;
+}
+
+KM_EXPORT int km_mount_spec_add_options(struct km_mount_spec *s, const char *options) {
+        return add_options(&s->options, options, false);
+}
+KM_EXPORT int km_mount_spec_add_sensitive_options(struct km_mount_spec *s, const char *options) {
+        return add_options(&s->sensitive, options, true);
+}
+KM_EXPORT void km_mount_spec_set_flags(struct km_mount_spec *s, unsigned flags) {
+        s->flags = flags;
+}
+KM_EXPORT void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_kind kind,
+                                             bool recursive) {
+        s->has_propagation = true;
+        s->propagation = kind;
+        s->propagation_recursive = recursive;
+}
+
+KM_EXPORT char *km_mount_spec_describe(const struct km_mount_spec *s) {
+        _cleanup_free_ char *shown = options_mask(s->options, false);
+        _cleanup_free_ char *secret = s->sensitive ? options_mask(s->sensitive, true) : NULL;
+        _cleanup_free_ char *all = NULL;
+        char *r;
+
+        if (!shown)
+                return NULL;
+        all = strjoin_opts(shown, secret);
+        if (!all || asprintf(&r, "%s%s%s%s%s%s%s", s->fstype ? "-t " : "", s->fstype ? s->fstype : "",
+                             s->fstype ? " " : "", *all ? "-o " : "", all, *all ? " " : "",
+                             s->source ? s->source : "") < 0)
+                return NULL;
+        return r;
+}
+
+static bool has_option(const char *options, const char *name) {
+        _cleanup_free_ char *copy = strdup(options ? options : "");
+        char *p = copy, *n, *v;
+        size_t nsz, vsz;
+
+        while (p && mnt_optstr_next_option(&p, &n, &nsz, &v, &vsz) == 0)
+                if (nsz == strlen(name) && strncmp(n, name, nsz) == 0)
+                        return true;
+        return false;
+}
+
+/* Validates everything that came from outside; *excode = 1 (usage) on error. */
+static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
+        const char *why = NULL;
+
+        if (!s->target)
+                return km_error_set(err, -EINVAL, "mount: no target given");
+        if (argument_validate("target", s->target, &why) < 0)
+                return km_error_set(err, -EINVAL, "mount: target '%s' %s", s->target, why);
+        if (s->source && argument_validate("source", s->source, &why) < 0)
+                return km_error_set(err, -EINVAL, "mount: source '%s' %s", s->source, why);
+        if (s->fstype && fstype_validate(s->fstype, &why) < 0)
+                return km_error_set(err, -EINVAL, "mount: type '%s' %s", s->fstype, why);
+        if (options_validate(s->options, &why) < 0)
+                return km_error_set(err, -EINVAL, "mount %s: options %s", s->target, why);
+        if (options_validate(s->sensitive, &why) < 0)
+                return km_error_set(err, -EINVAL, "mount %s: sensitive options %s", s->target, why);
+        return 0;
+}
+
+/* Replaces any sensitive value that a helper or libmount echoed. */
+static void scrub(char *message, const char *sensitive) {
+        _cleanup_free_ char *copy = strdup(sensitive ? sensitive : "");
+        char *p = copy, *n, *v;
+        size_t nsz, vsz;
+
+        while (p && mnt_optstr_next_option(&p, &n, &nsz, &v, &vsz) == 0) {
+                char *hit;
+                if (!v || vsz == 0)
+                        continue;
+                while ((hit = memmem(message, strlen(message), v, vsz)))
+                        memset(hit, '*', vsz);
+        }
+}
+
+/*
+ * Refuses to stack the same filesystem on a target again (multiplied mounts
+ * are a classic kubelet leak).  Reads the table only when the target already
+ * is a mount point.
+ */
+static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err) {
+        struct km_mount_table *t = NULL;
+        const struct km_mount *m;
+        int r;
+
+        if (!s->source || (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || has_option(s->options, "remount") ||
+            has_option(s->options, "bind") || has_option(s->options, "rbind"))
+                return 0;
+        if (km_is_mount_point(s->target, NULL) <= 0)
+                return 0;
+        r = km_mount_table_load(NULL, &t, NULL);
+        if (r < 0)
+                return 0;
+        m = km_mount_table_find_target(t, s->target);
+        r = m && km_mount_source(m) && streq(km_mount_source(m), s->source) &&
+            (!s->fstype || streq(km_mount_fstype(m), s->fstype));
+        km_mount_table_free(t);
+        return r ? km_error_set(err, -EBUSY, "mount %s on %s: already mounted", s->source, s->target) : 0;
+}
+
+static int apply_propagation(const struct km_mount_spec *s, struct km_error *err) {
+        return s->has_propagation ? km_propagation_set(s->target, s->propagation, s->propagation_recursive, err) : 0;
+}
+
+KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+        _cleanup_(mnt_free_contextp) struct libmnt_context *cxt = NULL;
+        _cleanup_free_ char *options = NULL;
+        char msg[KM_ERROR_MAX] = "";
+        int r, rc, ex;
+        int dummy;
+
+        if (!excode)
+                excode = &dummy;
+        *excode = MNT_EX_USAGE;
+        r = spec_validate(s, err);
+        if (r < 0)
+                return r;
+
+        /* "mount --make-rshared TARGET" alone changes propagation only. */
+        if (!s->source && s->has_propagation && !s->options && !s->sensitive &&
+            !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND))) {
+                r = apply_propagation(s, err);
+                *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
+                return r;
+        }
+
+        *excode = MNT_EX_FAIL;
+        r = refuse_duplicate(s, err);
+        if (r < 0)
+                return r;
+
+        *excode = MNT_EX_SYSERR;
+        options = strjoin_opts(s->options, s->sensitive);
+        if (!options || !(cxt = mnt_new_context()))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        if ((s->flags & KM_MOUNT_BIND) && !(options = strjoin_opts(TAKE_PTR(options), "bind")))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        if ((s->flags & KM_MOUNT_RBIND) && !(options = strjoin_opts(TAKE_PTR(options), "rbind")))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        if ((s->flags & KM_MOUNT_READ_ONLY) && !(options = strjoin_opts(TAKE_PTR(options), "ro")))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+
+        if ((s->source && mnt_context_set_source(cxt, s->source) < 0) || mnt_context_set_target(cxt, s->target) < 0 ||
+            (s->fstype && mnt_context_set_fstype(cxt, s->fstype) < 0) ||
+            (*options && mnt_context_set_options(cxt, options) < 0))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        mnt_context_disable_mtab(cxt, 1);
+        if (s->flags & KM_MOUNT_NO_CANONICALIZE)
+                mnt_context_disable_canonicalize(cxt, 1);
+        if (s->flags & KM_MOUNT_FAKE)
+                mnt_context_enable_fake(cxt, 1);
+        if (s->flags & KM_MOUNT_VERBOSE)
+                mnt_context_enable_verbose(cxt, 1);
+
+        explicit_bzero(options, strlen(options));
+        rc = mnt_context_mount(cxt);
+        ex = mnt_context_get_excode(cxt, rc, msg, sizeof(msg));
+        if (ex != MNT_EX_SUCCESS) {
+                scrub(msg, s->sensitive);
+                *excode = ex;
+                r = mnt_context_syscall_called(cxt) ? -mnt_context_get_syscall_errno(cxt) : -EINVAL;
+                if (r >= 0)
+                        r = -EIO; /* a helper failed: the helper printed why */
+                if (err) {
+                        err->code = r;
+                        snprintf(err->message, sizeof(err->message), "%s", *msg ? msg : "mount failed");
+                }
+                return r;
+        }
+        km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
+
+        r = apply_propagation(s, err);
+        *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
+        return r;
+}
+
+struct host_call {
+        const struct km_mount_spec *spec;
+        int *excode;
+};
+
+static int mount_cb(void *userdata, struct km_error *err) {
+        struct host_call *c = userdata;
+        return km_mount(c->spec, c->excode, err);
+}
+
+KM_EXPORT int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode,
+                               struct km_error *err) {
+        int dummy = MNT_EX_SYSERR;
+        struct host_call c = { s, excode ? excode : &dummy };
+
+        *c.excode = MNT_EX_SYSERR;
+        return km_hostns_run(ns_path, mount_cb, &c, err);
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Parsers for the mount(8)/umount(8) command lines that kubelets send
+ * (mount-utils, --experimental-mounter-path, nsenter).  Pure: no I/O, so the
+ * CLI, the nsenter shim, the unit tests and the fuzzer share them.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+
+#include "mountargs.h"
+
+_printf_(3, 4) static int usage_error(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+static bool parse_make(const char *name, enum km_propagation_kind *kind, bool *recursive) {
+        static const struct {
+                const char *name;
+                enum km_propagation_kind kind;
+        } kinds[] = {
+                { "shared", KM_MAKE_SHARED },
+                { "slave", KM_MAKE_SLAVE },
+                { "private", KM_MAKE_PRIVATE },
+                { "unbindable", KM_MAKE_UNBINDABLE },
+        };
+
+        *recursive = name[0] == 'r';
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                if (streq(name + *recursive, kinds[i].name)) {
+                        *kind = kinds[i].kind;
+                        return true;
+                }
+        return false;
+}
+
+/* getopt keeps global state and permutes argv: work on a copy and reset it. */
+static char **argv_copy(int argc, char *const *argv) {
+        char **c = calloc(argc + 1, sizeof(char *));
+        if (c)
+                memcpy(c, argv, argc * sizeof(char *));
+        return c;
+}
+
+enum {
+        OPT_MAKE = 0x100,
+        OPT_SENSITIVE_FD,
+        OPT_SENSITIVE_FILE,
+        OPT_TIMEOUT,
+};
+
+int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
+        static const struct option opts[] = {
+                { "types", required_argument, NULL, 't' },
+                { "options", required_argument, NULL, 'o' },
+                { "bind", no_argument, NULL, 'B' },
+                { "rbind", no_argument, NULL, 'R' },
+                { "read-only", no_argument, NULL, 'r' },
+                { "rw", no_argument, NULL, 'w' },
+                { "read-write", no_argument, NULL, 'w' },
+                { "no-mtab", no_argument, NULL, 'n' },
+                { "no-canonicalize", no_argument, NULL, 'c' },
+                { "fake", no_argument, NULL, 'f' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                { "make-shared", no_argument, NULL, OPT_MAKE },
+                { "make-slave", no_argument, NULL, OPT_MAKE },
+                { "make-private", no_argument, NULL, OPT_MAKE },
+                { "make-unbindable", no_argument, NULL, OPT_MAKE },
+                { "make-rshared", no_argument, NULL, OPT_MAKE },
+                { "make-rslave", no_argument, NULL, OPT_MAKE },
+                { "make-rprivate", no_argument, NULL, OPT_MAKE },
+                { "make-runbindable", no_argument, NULL, OPT_MAKE },
+                { "sensitive-options-fd", required_argument, NULL, OPT_SENSITIVE_FD },
+                { "sensitive-options-file", required_argument, NULL, OPT_SENSITIVE_FILE },
+                {},
+        };
+        _cleanup_free_ char **args = NULL;
+        unsigned flags = 0;
+        int c, longindex;
+
+        memset(a, 0, sizeof(*a));
+        a->sensitive_fd = -1;
+        a->spec = km_mount_spec_new();
+        args = argv_copy(argc, argv);
+        if (!a->spec || !args)
+                return usage_error(a->error, sizeof(a->error), "out of memory");
+
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, args, ":t:o:BRrwncfvhVsi", opts, &longindex)) >= 0) {
+                switch (c) {
+                case 't':
+                        if (km_mount_spec_set_fstype(a->spec, optarg) < 0)
+                                return usage_error(a->error, sizeof(a->error), "out of memory");
+                        break;
+                case 'o':
+                        if (km_mount_spec_add_options(a->spec, optarg) < 0)
+                                return usage_error(a->error, sizeof(a->error), "out of memory");
+                        break;
+                case 'B':
+                        flags |= KM_MOUNT_BIND;
+                        break;
+                case 'R':
+                        flags |= KM_MOUNT_RBIND;
+                        break;
+                case 'r':
+                        flags = (flags & ~KM_MOUNT_READ_WRITE) | KM_MOUNT_READ_ONLY;
+                        break;
+                case 'w':
+                        flags = (flags & ~KM_MOUNT_READ_ONLY) | KM_MOUNT_READ_WRITE;
+                        break;
+                case 'c':
+                        flags |= KM_MOUNT_NO_CANONICALIZE;
+                        break;
+                case 'f':
+                        flags |= KM_MOUNT_FAKE;
+                        break;
+                case 'v':
+                        flags |= KM_MOUNT_VERBOSE;
+                        break;
+                case 'n': /* no mtab is always the case */
+                case 's': /* sloppy: helpers get it through the options */
+                case 'i':
+                        break;
+                case 'h':
+                        a->help = true;
+                        return 0;
+                case 'V':
+                        a->version = true;
+                        return 0;
+                case OPT_MAKE: {
+                        enum km_propagation_kind kind;
+                        bool recursive;
+                        if (!parse_make(opts[longindex].name + strlen("make-"), &kind, &recursive))
+                                return usage_error(a->error, sizeof(a->error), "bad option --%s", opts[longindex].name);
+                        km_mount_spec_set_propagation(a->spec, kind, recursive);
+                        break;
+                }
+                case OPT_SENSITIVE_FD: {
+                        char *end;
+                        long fd = strtol(optarg, &end, 10);
+                        if (*optarg == '\0' || *end || fd < 0 || fd > INT_MAX)
+                                return usage_error(a->error, sizeof(a->error), "bad file descriptor '%s'", optarg);
+                        a->sensitive_fd = (int)fd;
+                        break;
+                }
+                case OPT_SENSITIVE_FILE:
+                        free(a->sensitive_file);
+                        if (!(a->sensitive_file = strdup(optarg)))
+                                return usage_error(a->error, sizeof(a->error), "out of memory");
+                        break;
+                case ':':
+                        return usage_error(a->error, sizeof(a->error), "option '%s' requires an argument",
+                                           args[optind - 1]);
+                default:
+                        return usage_error(a->error, sizeof(a->error), "unrecognized option '%s'", args[optind - 1]);
+                }
+        }
+        km_mount_spec_set_flags(a->spec, flags);
+
+        switch (argc - optind) {
+        case 1:
+                /* Only a target: propagation change or remount; no fstab here. */
+                if (km_mount_spec_set_target(a->spec, args[optind]) < 0)
+                        return usage_error(a->error, sizeof(a->error), "out of memory");
+                break;
+        case 2:
+                if (km_mount_spec_set_source(a->spec, args[optind]) < 0 ||
+                    km_mount_spec_set_target(a->spec, args[optind + 1]) < 0)
+                        return usage_error(a->error, sizeof(a->error), "out of memory");
+                break;
+        case 0:
+                return usage_error(a->error, sizeof(a->error), "no mount point given");
+        default:
+                return usage_error(a->error, sizeof(a->error), "too many arguments ('%s' ...)", args[optind + 2]);
+        }
+        return 0;
+}
+
+void mount_args_done(struct mount_args *a) {
+        km_mount_spec_free(a->spec);
+        free(a->sensitive_file);
+        a->spec = NULL;
+        a->sensitive_file = NULL;
+}
+
+int parse_timeout_ms(const char *s, int *ret) {
+        char *end;
+        double v;
+
+        if (!s || !*s)
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno || end == s || !isfinite(v) || v < 0)
+                return -EINVAL;
+        if (streq(end, "ms"))
+                ;
+        else if (*end == '\0' || streq(end, "s"))
+                v *= 1000;
+        else
+                return -EINVAL;
+        if (v > 24.0 * 3600 * 1000)
+                return -EINVAL;
+        *ret = (int)v;
+        return 0;
+}
+
+int umount_args_parse(int argc, char *const *argv, struct umount_args *a) {
+        static const struct option opts[] = {
+                { "force", no_argument, NULL, 'f' },
+                { "lazy", no_argument, NULL, 'l' },
+                { "recursive", no_argument, NULL, 'R' },
+                { "no-mtab", no_argument, NULL, 'n' },
+                { "no-canonicalize", no_argument, NULL, 'c' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "timeout", required_argument, NULL, OPT_TIMEOUT },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        _cleanup_free_ char **args = argv_copy(argc, argv);
+        int c;
+
+        memset(a, 0, sizeof(*a));
+        if (!args)
+                return usage_error(a->error, sizeof(a->error), "out of memory");
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, args, ":flRncvhVi", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'f':
+                        a->flags |= KM_UMOUNT_FORCE;
+                        break;
+                case 'l':
+                        a->flags |= KM_UMOUNT_LAZY;
+                        break;
+                case 'R':
+                        a->flags |= KM_UMOUNT_RECURSIVE;
+                        break;
+                case 'v':
+                        a->verbose = true;
+                        break;
+                case 'n':
+                case 'c':
+                case 'i':
+                        break;
+                case OPT_TIMEOUT:
+                        if (parse_timeout_ms(optarg, &a->timeout_ms) < 0)
+                                return usage_error(a->error, sizeof(a->error), "bad timeout '%s'", optarg);
+                        break;
+                case 'h':
+                        a->help = true;
+                        return 0;
+                case 'V':
+                        a->version = true;
+                        return 0;
+                case ':':
+                        return usage_error(a->error, sizeof(a->error), "option '%s' requires an argument",
+                                           args[optind - 1]);
+                default:
+                        return usage_error(a->error, sizeof(a->error), "unrecognized option '%s'", args[optind - 1]);
+                }
+        }
+        if (argc - optind != 1)
+                return usage_error(a->error, sizeof(a->error),
+                                   "%s", argc - optind == 0 ? "no mount point given" : "too many arguments");
+        a->target = args[optind]; /* a string of argv: outlives the copy */
+        return 0;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mount-point queries in O(1): statx(STATX_ATTR_MOUNT_ROOT) and statmount(2)
+ * where the kernel has them; fdinfo mount ids and one mountinfo read on old
+ * kernels.  Both paths give the same answers (tests force the fallbacks).
+ */
+#include <fcntl.h>
+#include <libmount.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "syscalls.h"
+
+KM_EXPORT bool km_error_is_corrupted_mount(int r) {
+        switch (-r) {
+        case ENOTCONN:
+        case ESTALE:
+        case EIO:
+        case EACCES:
+        case EHOSTDOWN:
+        case EWOULDBLOCK:
+        case ENODEV:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* Fallback: compare the mount ids of path and path/.. (kernels before 5.8). */
+static int is_mount_point_fallback(const char *path) {
+        _cleanup_close_ int fd = -EBADF, parent = -EBADF;
+        struct stat st, pst;
+        unsigned id, pid;
+
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0) /* a dead FUSE daemon answers ENOTCONN here */
+                return -errno;
+        parent = openat(fd, "..", O_PATH | O_CLOEXEC);
+        if (parent < 0)
+                return -errno;
+        if (fstat(parent, &pst) < 0)
+                return -errno;
+        if (st.st_dev == pst.st_dev && st.st_ino == pst.st_ino)
+                return 1; /* the root directory */
+        if (km_fdinfo_mnt_id(fd, &id) < 0 || km_fdinfo_mnt_id(parent, &pid) < 0)
+                return st.st_dev != pst.st_dev; /* no /proc: bind mounts go unseen */
+        return id != pid;
+}
+
+KM_EXPORT int km_is_mount_point(const char *path, struct km_error *err) {
+        struct statx stx;
+        int r;
+
+        if (!path || !*path)
+                return km_error_set(err, -EINVAL, "empty path");
+        if (km_feature(KM_FEATURE_STATX_MNT)) {
+                if (statx(AT_FDCWD, path, 0, STATX_TYPE, &stx) < 0) {
+                        r = -errno;
+                        if (km_error_is_corrupted_mount(r))
+                                return km_error_set(err, r, "%s: corrupted mount", path);
+                        return km_error_set(err, r, "%s", path);
+                }
+                if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+                        return !!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+        }
+        r = is_mount_point_fallback(path);
+        if (r < 0)
+                return km_error_set(err, r, km_error_is_corrupted_mount(r) ? "%s: corrupted mount" : "%s", path);
+        return r;
+}
+
+static unsigned propagation_from_ms(uint64_t ms) {
+        unsigned p = 0;
+        if (ms & MS_SHARED)
+                p |= KM_PROPAGATION_SHARED;
+        if (ms & MS_SLAVE)
+                p |= KM_PROPAGATION_SLAVE;
+        if (ms & MS_UNBINDABLE)
+                p |= KM_PROPAGATION_UNBINDABLE;
+        return p;
+}
+
+static int info_from_statmount(const char *path, struct km_mount_info *ret) {
+        _cleanup_free_ struct km_statmount *sm = NULL;
+        struct statx stx;
+        int r;
+
+        if (!km_feature(KM_FEATURE_STATX_MNT))
+                return -ENOSYS;
+        if (statx(AT_FDCWD, path, 0, STATX_TYPE | STATX_MNT_ID_UNIQUE, &stx) < 0)
+                return -errno;
+        if (!(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+                return -ENOSYS;
+        r = km_statmount(stx.stx_mnt_id, KM_STATMOUNT_MNT_BASIC | KM_STATMOUNT_MNT_POINT, &sm);
+        if (r < 0)
+                return r;
+        if (!(sm->mask & KM_STATMOUNT_MNT_POINT))
+                return -ENOSYS;
+        ret->mount_id = sm->mnt_id_old;
+        ret->propagation = propagation_from_ms(sm->mnt_propagation);
+        ret->peer_group = (unsigned)sm->mnt_peer_group;
+        ret->master = (unsigned)sm->mnt_master;
+        snprintf(ret->target, sizeof(ret->target), "%s", sm->str + sm->mnt_point);
+        return 0;
+}
+
+static int info_from_mountinfo(const char *path, struct km_mount_info *ret, struct km_error *err) {
+        _cleanup_close_ int fd = -EBADF;
+        struct km_mount_table *t = NULL;
+        unsigned id;
+        int r;
+
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = km_fdinfo_mnt_id(fd, &id);
+        if (r < 0)
+                return r;
+        r = km_mount_table_load(NULL, &t, err);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
+        for (size_t i = km_mount_table_size(t); i > 0; i--) {
+                const struct km_mount *m = km_mount_table_at(t, i - 1);
+                if (km_mount_id(m) != id)
+                        continue;
+                ret->mount_id = id;
+                ret->propagation = km_mount_propagation(m);
+                ret->peer_group = km_mount_peer_group(m);
+                ret->master = km_mount_master(m);
+                snprintf(ret->target, sizeof(ret->target), "%s", km_mount_target(m));
+                r = 0;
+                break;
+        }
+        km_mount_table_free(t);
+        return r;
+}
+
+KM_EXPORT int km_mount_info_of(const char *path, struct km_mount_info *ret, struct km_error *err) {
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
+        r = km_is_mount_point(path, err);
+        if (r < 0)
+                return r;
+        ret->is_mount_point = r;
+        r = info_from_statmount(path, ret);
+        if (r == -ENOSYS || r == -EINVAL || r == -EOPNOTSUPP)
+                r = info_from_mountinfo(path, ret, err);
+        if (r < 0)
+                return km_error_set(err, r, "mount holding %s", path);
+        return 0;
+}

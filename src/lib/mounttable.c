@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The mount table, parsed only through libmount; mountinfo path injectable. */
+#include <libmount.h>
+#include <sys/mount.h>
+#include <sys/sysmacros.h>
+
+#include "util.h"
+
+DEFINE_CLEANUP(struct libmnt_table, mnt_unref_table)
+DEFINE_CLEANUP(struct libmnt_iter, mnt_free_iter)
+
+struct km_mount_table {
+        struct libmnt_table *tb;
+        size_t n;
+        struct libmnt_fs **fs; /* index for O(1) access, in mountinfo order */
+        int bad_line;
+};
+
+static int parser_errcb(struct libmnt_table *tb, const char *filename _unused_, int line) {
+        struct km_mount_table *t = mnt_table_get_userdata(tb);
+
+        if (t && !t->bad_line)
+                t->bad_line = line;
+        return -EBADMSG; /* a malformed table is an error, not something to skip */
+}
+
+KM_EXPORT void km_mount_table_free(struct km_mount_table *t) {
+        if (!t)
+                return;
+        mnt_unref_table(t->tb);
+        free(t->fs);
+        free(t);
+}
+DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
+
+KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
+        _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
+        _cleanup_(mnt_free_iterp) struct libmnt_iter *it = NULL;
+        struct libmnt_fs *fs;
+        const char *path = mountinfo ? mountinfo : "/proc/self/mountinfo";
+        size_t i = 0;
+        int r;
+
+        t = calloc(1, sizeof(*t));
+        if (!t || !(t->tb = mnt_new_table()) || !(it = mnt_new_iter(MNT_ITER_FORWARD)))
+                return km_error_set(err, -ENOMEM, "mount table %s", path);
+        mnt_table_set_userdata(t->tb, t);
+        mnt_table_set_parser_errcb(t->tb, parser_errcb);
+        r = mnt_table_parse_file(t->tb, path);
+        if (t->bad_line)
+                return km_error_set(err, -EBADMSG, "mount table %s: line %d is malformed", path, t->bad_line);
+        if (r < 0)
+                return km_error_set(err, r, "mount table %s", path);
+
+        t->n = mnt_table_get_nents(t->tb);
+        t->fs = calloc(t->n ? t->n : 1, sizeof(*t->fs));
+        if (!t->fs)
+                return km_error_set(err, -ENOMEM, "mount table %s", path);
+        while (i < t->n && mnt_table_next_fs(t->tb, it, &fs) == 0)
+                t->fs[i++] = fs;
+        t->n = i;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+KM_EXPORT size_t km_mount_table_size(const struct km_mount_table *t) {
+        return t ? t->n : 0;
+}
+
+KM_EXPORT const struct km_mount *km_mount_table_at(const struct km_mount_table *t, size_t i) {
+        return t && i < t->n ? (const struct km_mount *)t->fs[i] : NULL;
+}
+
+KM_EXPORT const struct km_mount *km_mount_table_find_target(const struct km_mount_table *t, const char *path) {
+        for (size_t i = t->n; i > 0; i--) {
+                const char *target = mnt_fs_get_target(t->fs[i - 1]);
+                if (target && streq(target, path))
+                        return (const struct km_mount *)t->fs[i - 1];
+        }
+        return NULL;
+}
+
+static struct libmnt_fs *FS(const struct km_mount *m) {
+        return (struct libmnt_fs *)m;
+}
+
+KM_EXPORT unsigned km_mount_id(const struct km_mount *m) {
+        return (unsigned)mnt_fs_get_id(FS(m));
+}
+KM_EXPORT unsigned km_mount_parent_id(const struct km_mount *m) {
+        return (unsigned)mnt_fs_get_parent_id(FS(m));
+}
+KM_EXPORT const char *km_mount_target(const struct km_mount *m) {
+        return mnt_fs_get_target(FS(m));
+}
+KM_EXPORT const char *km_mount_source(const struct km_mount *m) {
+        return mnt_fs_get_source(FS(m));
+}
+KM_EXPORT const char *km_mount_fstype(const struct km_mount *m) {
+        return mnt_fs_get_fstype(FS(m));
+}
+KM_EXPORT const char *km_mount_root(const struct km_mount *m) {
+        return mnt_fs_get_root(FS(m));
+}
+KM_EXPORT const char *km_mount_vfs_options(const struct km_mount *m) {
+        return mnt_fs_get_vfs_options(FS(m));
+}
+KM_EXPORT const char *km_mount_fs_options(const struct km_mount *m) {
+        return mnt_fs_get_fs_options(FS(m));
+}
+
+/* Value of "key:N" among the optional fields ("shared:1 master:2"). */
+static unsigned optional_field(const struct km_mount *m, const char *key) {
+        const char *s = mnt_fs_get_optional_fields(FS(m));
+        size_t n = strlen(key);
+
+        while (s && *s) {
+                s += strspn(s, " ");
+                if (strncmp(s, key, n) == 0 && s[n] == ':')
+                        return (unsigned)strtoul(s + n + 1, NULL, 10);
+                s += strcspn(s, " ");
+        }
+        return 0;
+}
+
+KM_EXPORT unsigned km_mount_peer_group(const struct km_mount *m) {
+        return optional_field(m, "shared");
+}
+KM_EXPORT unsigned km_mount_master(const struct km_mount *m) {
+        return optional_field(m, "master");
+}
+
+KM_EXPORT unsigned km_mount_propagation(const struct km_mount *m) {
+        unsigned long flags = 0;
+        unsigned r = 0;
+
+        if (mnt_fs_get_propagation(FS(m), &flags) < 0)
+                return 0;
+        if (flags & MS_SHARED)
+                r |= KM_PROPAGATION_SHARED;
+        if (flags & MS_SLAVE)
+                r |= KM_PROPAGATION_SLAVE;
+        if (flags & MS_UNBINDABLE)
+                r |= KM_PROPAGATION_UNBINDABLE;
+        return r;
+}
+
+KM_EXPORT const char *km_propagation_name(unsigned p) {
+        /* Spelled as findmnt -o PROPAGATION prints it. */
+        switch (p & (KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE | KM_PROPAGATION_UNBINDABLE)) {
+        case KM_PROPAGATION_SHARED:
+                return "shared";
+        case KM_PROPAGATION_SLAVE:
+                return "private,slave";
+        case KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE:
+                return "shared,slave";
+        case KM_PROPAGATION_UNBINDABLE:
+                return "private,unbindable";
+        case KM_PROPAGATION_SLAVE | KM_PROPAGATION_UNBINDABLE:
+                return "private,slave,unbindable";
+        case KM_PROPAGATION_SHARED | KM_PROPAGATION_UNBINDABLE:
+                return "shared,unbindable";
+        case KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE | KM_PROPAGATION_UNBINDABLE:
+                return "shared,slave,unbindable";
+        default:
+                return "private";
+        }
+}
+
+KM_EXPORT void km_strv_free(char **strv) {
+        for (char **s = strv; s && *s; s++)
+                free(*s);
+        free(strv);
+}
+
+KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret,
+                                  struct km_error *err) {
+        const struct km_mount *self = km_mount_table_find_target(t, path);
+        char **refs;
+        size_t n = 0;
+
+        if (!self)
+                return km_error_set(err, -EINVAL, "refs %s: not a mount point", path);
+        refs = calloc(t->n + 1, sizeof(char *));
+        if (!refs)
+                return km_error_set(err, -ENOMEM, "refs %s", path);
+
+        dev_t dev = mnt_fs_get_devno(FS(self));
+        const char *root = km_mount_root(self);
+        for (size_t i = 0; i < t->n; i++) {
+                const char *target = mnt_fs_get_target(t->fs[i]);
+                const char *r = mnt_fs_get_root(t->fs[i]);
+                if ((const struct km_mount *)t->fs[i] == self || mnt_fs_get_devno(t->fs[i]) != dev ||
+                    !r || !root || !streq(r, root) || !target || streq(target, path))
+                        continue;
+                if (!(refs[n++] = strdup(target))) {
+                        km_strv_free(refs);
+                        return km_error_set(err, -ENOMEM, "refs %s", path);
+                }
+        }
+        *ret = refs;
+        return (int)n;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Validation and masking of mount arguments that come from outside. */
+#include <ctype.h>
+#include <libmount.h>
+
+#include "options.h"
+
+/* Keys whose values are secrets in the filesystems kubelets mount. */
+static const char *const sensitive_keys[] = {
+        "password", "pass", "passwd", "secret", "secretkey", "key", "token", "credentials", "cred", "auth",
+};
+
+bool option_key_is_sensitive(const char *key, size_t n) {
+        static const char *const suffixes[] = { "password", "passwd", "secret", "key", "token" };
+
+        for (size_t i = 0; i < ELEMENTSOF(sensitive_keys); i++)
+                if (strlen(sensitive_keys[i]) == n && strncasecmp(key, sensitive_keys[i], n) == 0)
+                        return true;
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                size_t m = strlen(suffixes[i]);
+                if (n > m && strncasecmp(key + n - m, suffixes[i], m) == 0)
+                        return true;
+        }
+        return false;
+}
+
+int options_validate(const char *options, const char **ret_why) {
+        bool quoted = false;
+
+        for (const unsigned char *p = (const unsigned char *)options; p && *p; p++) {
+                if (*p < 0x20 || *p == 0x7f) {
+                        *ret_why = "contains a control character";
+                        return -EINVAL;
+                }
+                if (*p == '\\') {
+                        *ret_why = "contains a backslash";
+                        return -EINVAL;
+                }
+                if (*p == '"')
+                        quoted = !quoted;
+        }
+        if (quoted) {
+                *ret_why = "has an unbalanced quote";
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int argument_validate(const char *what, const char *value, const char **ret_why) {
+        (void)what;
+        if (!value || !*value) {
+                *ret_why = "is empty";
+                return -EINVAL;
+        }
+        if (value[0] == '-') {
+                *ret_why = "starts with '-'";
+                return -EINVAL;
+        }
+        for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+                if (*p < 0x20 || *p == 0x7f) {
+                        *ret_why = "contains a control character";
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+int fstype_validate(const char *fstype, const char **ret_why) {
+        if (!fstype || !*fstype || fstype[0] == '-' || fstype[0] == '.' || strlen(fstype) > 64) {
+                *ret_why = "is not a filesystem type name";
+                return -EINVAL;
+        }
+        for (const char *p = fstype; *p; p++)
+                if (!isalnum((unsigned char)*p) && !strchr("._+-", *p)) {
+                        *ret_why = "is not a filesystem type name";
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+/* Appends "name[=value]" to *out with value masked when the key is sensitive. */
+static int append_masked(char **out, const char *name, size_t namesz, const char *value, size_t valuesz,
+                         bool force_mask) {
+        char *n;
+        bool mask = value && (force_mask || option_key_is_sensitive(name, namesz));
+
+        if (asprintf(&n, "%s%s%.*s%s%.*s", *out && **out ? *out : "", *out && **out ? "," : "", (int)namesz, name,
+                     value ? "=" : "", mask ? 8 : (int)valuesz, mask ? "<masked>" : (value ? value : "")) < 0)
+                return -ENOMEM;
+        free(*out);
+        *out = n;
+        return 0;
+}
+
+char *options_mask(const char *options, bool mask_all_values) {
+        _cleanup_free_ char *copy = strdup(options ? options : "");
+        char *out = strdup(""), *p = copy, *name, *value;
+        size_t namesz, valuesz;
+
+        if (!copy || !out) {
+                free(out);
+                return NULL;
+        }
+        while (mnt_optstr_next_option(&p, &name, &namesz, &value, &valuesz) == 0)
+                if (append_masked(&out, name, namesz, value, valuesz, mask_all_values) < 0) {
+                        free(out);
+                        return NULL;
+                }
+        return out;
+}
+
+KM_EXPORT char *km_options_mask(const char *options) {
+        return options_mask(options, false);
+}

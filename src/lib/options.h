@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "util.h"
+
+bool option_key_is_sensitive(const char *key, size_t n);
+/* 0 or -EINVAL with *ret_why naming the problem ("contains a backslash"). */
+int options_validate(const char *options, const char **ret_why);
+/* Sources and targets: non-empty, no leading '-', no control characters. */
+int argument_validate(const char *what, const char *value, const char **ret_why);
+int fstype_validate(const char *fstype, const char **ret_why);
+/* "a,password=<masked>"; with mask_all_values every value is masked. */
+char *options_mask(const char *options, bool mask_all_values);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Mount propagation: set it (mount_setattr, else mount(2)) and ensure rshared. */
+#include <fcntl.h>
+#include <sys/mount.h>
+
+#include "syscalls.h"
+
+static unsigned long kind_to_ms(enum km_propagation_kind kind) {
+        switch (kind) {
+        case KM_MAKE_SHARED:
+                return MS_SHARED;
+        case KM_MAKE_SLAVE:
+                return MS_SLAVE;
+        case KM_MAKE_UNBINDABLE:
+                return MS_UNBINDABLE;
+        case KM_MAKE_PRIVATE:
+        default:
+                return MS_PRIVATE;
+        }
+}
+
+static const char *kind_name(enum km_propagation_kind kind, bool recursive) {
+        static const char *names[2][4] = {
+                { "shared", "slave", "private", "unbindable" },
+                { "rshared", "rslave", "rprivate", "runbindable" },
+        };
+        return names[recursive][kind & 3];
+}
+
+KM_EXPORT int km_propagation_set(const char *path, enum km_propagation_kind kind, bool recursive,
+                                 struct km_error *err) {
+        struct mount_attr attr = { .propagation = kind_to_ms(kind) };
+        int r;
+
+        r = km_mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr);
+        if (r == -ENOSYS || r == -EINVAL) {
+                /* No mount_setattr (before 5.12), or disabled. */
+                r = mount(NULL, path, NULL, kind_to_ms(kind) | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
+        }
+        if (r < 0)
+                return km_error_set(err, r, "make %s %s", kind_name(kind, recursive), path);
+        km_log(KM_LOG_INFO, "made %s %s", path, kind_name(kind, recursive));
+        return 0;
+}
+
+KM_EXPORT int km_ensure_shared(const char *path, struct km_error *err) {
+        struct km_mount_info info;
+        int r;
+
+        r = km_mount_info_of(path, &info, err);
+        if (r < 0)
+                return r;
+        if (info.propagation & KM_PROPAGATION_SHARED) {
+                km_log(KM_LOG_DEBUG, "%s is on shared mount %s, nothing to do", path, info.target);
+                return 0;
+        }
+        if (!info.is_mount_point) {
+                if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return km_error_set(err, -errno, "bind %s onto itself", path);
+                km_log(KM_LOG_INFO, "bound %s onto itself", path);
+        }
+        r = km_propagation_set(path, KM_MAKE_SHARED, true, err);
+        return r < 0 ? r : 1;
+}

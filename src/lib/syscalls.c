@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* New mount-API syscalls with feature switches; callers own the fallbacks. */
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include "syscalls.h"
+
+static unsigned disabled;
+static bool disabled_loaded;
+
+static unsigned parse_compat(const char *s) {
+        static const struct {
+                const char *name;
+                unsigned mask;
+        } names[] = {
+                { "old-kernel", KM_FEATURE_ALL },
+                { "statx", KM_FEATURE_STATX_MNT },
+                { "statmount", KM_FEATURE_STATMOUNT },
+                { "mount_setattr", KM_FEATURE_MOUNT_SETATTR },
+                { "openat2", KM_FEATURE_OPENAT2 },
+        };
+        unsigned mask = 0;
+
+        while (s && *s) {
+                size_t n = strcspn(s, ",");
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        if (strlen(names[i].name) == n && strncmp(s, names[i].name, n) == 0)
+                                mask |= names[i].mask;
+                s += n;
+                if (*s == ',')
+                        s++;
+        }
+        return mask;
+}
+
+static void load_disabled(void) {
+        if (!disabled_loaded) {
+                disabled |= parse_compat(getenv("KUBEMOUNT_COMPAT"));
+                disabled_loaded = true;
+        }
+}
+
+KM_EXPORT void km_features_disable(unsigned mask) {
+        load_disabled();
+        disabled |= mask;
+}
+
+KM_EXPORT unsigned km_features_enabled(void) {
+        load_disabled();
+        return KM_FEATURE_ALL & ~disabled;
+}
+
+bool km_feature(unsigned feature) {
+        load_disabled();
+        return !(disabled & feature);
+}
+
+int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret) {
+        struct km_mnt_id_req req = { .size = 24, .mnt_id = mnt_id, .param = mask };
+        size_t size = sizeof(struct km_statmount) + 512;
+
+        if (!km_feature(KM_FEATURE_STATMOUNT))
+                return -ENOSYS;
+        for (;;) {
+                _cleanup_free_ struct km_statmount *sm = malloc(size);
+                if (!sm)
+                        return -ENOMEM;
+                if (syscall(__NR_statmount, &req, sm, size, 0) == 0) {
+                        *ret = TAKE_PTR(sm);
+                        return 0;
+                }
+                if (errno != EOVERFLOW || size > 1024 * 1024)
+                        return -errno;
+                size *= 4;
+        }
+}
+
+int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr) {
+        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+                return -ENOSYS;
+        if (syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr)) < 0)
+                return -errno;
+        return 0;
+}
+
+int km_fdinfo_mnt_id(int fd, unsigned *ret) {
+        char path[64], buf[4096];
+        _cleanup_close_ int info = -EBADF;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        info = open(path, O_RDONLY | O_CLOEXEC);
+        if (info < 0)
+                return -errno;
+        n = read(info, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+                if (startswith(line, "mnt_id:")) {
+                        *ret = (unsigned)strtoul(line + 7, NULL, 10);
+                        return 0;
+                }
+        return -ENODATA;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Wrappers for mount-API system calls that glibc 2.36 and the 6.1 UAPI headers
+ * lack, and the feature switches that force the old-kernel fallbacks.
+ */
+#pragma once
+
+#include <linux/mount.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+#include "util.h"
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+#ifndef __NR_statmount
+#define __NR_statmount 457
+#endif
+
+/* struct mnt_id_req / struct statmount as of Linux 6.8 (fields we read). */
+struct km_mnt_id_req {
+        uint32_t size;
+        uint32_t spare;
+        uint64_t mnt_id;
+        uint64_t param;
+};
+struct km_statmount {
+        uint32_t size;
+        uint32_t mnt_opts;
+        uint64_t mask;
+        uint32_t sb_dev_major, sb_dev_minor;
+        uint64_t sb_magic;
+        uint32_t sb_flags;
+        uint32_t fs_type;
+        uint64_t mnt_id;
+        uint64_t mnt_parent_id;
+        uint32_t mnt_id_old;
+        uint32_t mnt_parent_id_old;
+        uint64_t mnt_attr;
+        uint64_t mnt_propagation;
+        uint64_t mnt_peer_group;
+        uint64_t mnt_master;
+        uint64_t propagate_from;
+        uint32_t mnt_root;
+        uint32_t mnt_point;
+        uint64_t __spare2[50];
+        char str[];
+};
+#define KM_STATMOUNT_MNT_BASIC 0x00000002U
+#define KM_STATMOUNT_MNT_POINT 0x00000010U
+#define KM_STATMOUNT_FS_TYPE 0x00000020U
+
+/* Feature switches (features.c). */
+bool km_feature(unsigned feature);
+
+/*
+ * statmount(2) into a buffer that grows as needed; *ret is malloc'ed.
+ * -ENOSYS when unavailable or disabled.
+ */
+int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret);
+int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr);
+/* The mount id of an fd from /proc/self/fdinfo (works on every kernel). */
+int km_fdinfo_mnt_id(int fd, unsigned *ret);

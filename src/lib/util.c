@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small string and I/O helpers. */
+#include "util.h"
+
+bool path_is_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        while (n > 1 && prefix[n - 1] == '/')
+                n--;
+        if (n == 1 && prefix[0] == '/')
+                return path[0] == '/';
+        if (strncmp(path, prefix, n) != 0)
+                return false;
+        return path[n] == '\0' || path[n] == '/';
+}
+
+char *strjoin_opts(const char *a, const char *b) {
+        char *r;
+
+        if (!a || !*a)
+                return strdup(b ? b : "");
+        if (!b || !*b)
+                return strdup(a);
+        if (asprintf(&r, "%s,%s", a, b) < 0)
+                return NULL;
+        return r;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, alloc = 0;
+
+        for (;;) {
+                if (alloc - size < 4096) {
+                        char *n;
+                        alloc = alloc ? alloc * 2 : 4096;
+                        n = realloc(buf, alloc + 1);
+                        if (!n)
+                                return -ENOMEM;
+                        buf = n;
+                }
+                ssize_t k = read(fd, buf + size, alloc - size);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                size += k;
+                if (size > max)
+                        return -EFBIG;
+        }
+        if (!buf && !(buf = malloc(1)))
+                return -ENOMEM;
+        buf[size] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}

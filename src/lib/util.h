@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internal helpers shared by the library, the CLI, the shim and the tests. */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kubemount.h"
+
+#define KM_EXPORT __attribute__((visibility("default")))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline void freep(void *p) {
+        free(*(void **)p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Declares a cleanup function freep_NAME for pointers of TYPE freed by FUNC. */
+#define DEFINE_CLEANUP(type, func)                                                                         \
+        static inline void func##p(type **p) {                                                             \
+                if (*p)                                                                                    \
+                        func(*p);                                                                          \
+        }
+
+#define TAKE_PTR(p)                                                                                        \
+        ({                                                                                                 \
+                __typeof__(p) _p = (p);                                                                    \
+                (p) = NULL;                                                                                \
+                _p;                                                                                        \
+        })
+#define TAKE_FD(fd)                                                                                        \
+        ({                                                                                                 \
+                int _fd = (fd);                                                                            \
+                (fd) = -EBADF;                                                                             \
+                _fd;                                                                                       \
+        })
+
+static inline bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+static inline bool startswith(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+/* True if path equals prefix or lies below it (component-wise). */
+bool path_is_below(const char *path, const char *prefix);
+
+/* Errors and logging (error.c). */
+int km_error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
+/* Prepends "context: " to an existing message. */
+int km_error_prefix(struct km_error *err, const char *fmt, ...) _printf_(2, 3);
+void km_log(int level, const char *fmt, ...) _printf_(2, 3);
+bool km_log_enabled(int level);
+
+/* Text helpers (util.c). */
+char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
