@@ -81,6 +81,8 @@ const char *km_mount_fstype(const struct km_mount *m);
 const char *km_mount_root(const struct km_mount *m);
 const char *km_mount_vfs_options(const struct km_mount *m);
 const char *km_mount_fs_options(const struct km_mount *m);
+/* VFS and filesystem options merged as findmnt shows them, secrets masked; free(). */
+char *km_mount_options_masked(const struct km_mount *m);
 unsigned km_mount_propagation(const struct km_mount *m);
 unsigned km_mount_peer_group(const struct km_mount *m);
 unsigned km_mount_master(const struct km_mount *m);

@@ -131,9 +131,7 @@ static json_t *str_or_null(const char *s) {
 }
 
 static json_t *mount_to_json(const struct km_mount *m) {
-        _cleanup_free_ char *vfs = km_options_mask(km_mount_vfs_options(m));
-        _cleanup_free_ char *fs = km_options_mask(km_mount_fs_options(m));
-        _cleanup_free_ char *all = strjoin_opts(vfs, fs);
+        _cleanup_free_ char *all = km_mount_options_masked(m);
         json_t *o = json_object();
 
         if (!o)
@@ -174,9 +172,7 @@ int cmd_list(struct cli *cli, int argc, char **argv) {
         } else {
                 for (size_t i = 0; i < km_mount_table_size(job.table); i++) {
                         const struct km_mount *m = km_mount_table_at(job.table, i);
-                        _cleanup_free_ char *vfs = km_options_mask(km_mount_vfs_options(m));
-                        _cleanup_free_ char *fs = km_options_mask(km_mount_fs_options(m));
-                        _cleanup_free_ char *all = strjoin_opts(vfs, fs);
+                        _cleanup_free_ char *all = km_mount_options_masked(m);
                         printf("%s %s %s %s %s\n", km_mount_target(m), km_mount_source(m) ? km_mount_source(m) : "none",
                                km_mount_fstype(m), km_propagation_name(km_mount_propagation(m)), all ? all : "");
                 }

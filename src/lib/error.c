@@ -23,6 +23,18 @@ int km_error_set(struct km_error *err, int r, const char *fmt, ...) {
         return r;
 }
 
+int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) {
+        if (err) {
+                va_list ap;
+
+                err->code = r;
+                va_start(ap, fmt);
+                vsnprintf(err->message, sizeof(err->message), fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
 int km_error_prefix(struct km_error *err, const char *fmt, ...) {
         char prefix[KM_ERROR_MAX], joined[2 * KM_ERROR_MAX + 2];
         va_list ap;

@@ -243,7 +243,8 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
                         r = -EIO; /* a helper failed: the helper printed why */
                 if (err) {
                         err->code = r;
-                        snprintf(err->message, sizeof(err->message), "%s", *msg ? msg : "mount failed");
+                        snprintf(err->message, sizeof(err->message), "mount: %s: %s", s->target,
+                                 *msg ? msg : "mount failed");
                 }
                 return r;
         }

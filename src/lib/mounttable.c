@@ -109,6 +109,11 @@ KM_EXPORT const char *km_mount_fs_options(const struct km_mount *m) {
         return mnt_fs_get_fs_options(FS(m));
 }
 
+KM_EXPORT char *km_mount_options_masked(const struct km_mount *m) {
+        _cleanup_free_ char *all = mnt_fs_strdup_options(FS(m));
+        return km_options_mask(all);
+}
+
 /* Value of "key:N" among the optional fields ("shared:1 master:2"). */
 static unsigned optional_field(const struct km_mount *m, const char *key) {
         const char *s = mnt_fs_get_optional_fields(FS(m));

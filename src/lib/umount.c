@@ -68,7 +68,7 @@ static int umount_once(const char *target, int mnt_flags, bool helpers, struct k
         if (umount2(target, mnt_flags | UMOUNT_NOFOLLOW) < 0) {
                 int r = -errno;
                 if (r == -EINVAL)
-                        return km_error_set(err, r, "umount %s: not mounted", target);
+                        return km_error_set_plain(err, r, "umount: %s: not mounted", target);
                 return km_error_set(err, r, "umount %s", target);
         }
         return 0;
@@ -108,7 +108,7 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, in
                 return 0;
         r = WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
         if (r == -EINVAL)
-                return km_error_set(err, r, "umount %s: not mounted", target);
+                return km_error_set_plain(err, r, "umount: %s: not mounted", target);
         return km_error_set(err, r, "umount %s", target);
 }
 
@@ -178,7 +178,7 @@ static int umount_recursive(const char *target, unsigned flags, int timeout_ms, 
         }
         if (n == 0) {
                 km_mount_table_free(t);
-                return km_error_set(err, -EINVAL, "umount %s: not mounted", target);
+                return km_error_set_plain(err, -EINVAL, "umount: %s: not mounted", target);
         }
         qsort(v, n, sizeof(*v), victim_cmp);
 

@@ -68,6 +68,8 @@ bool path_is_below(const char *path, const char *prefix);
 
 /* Errors and logging (error.c). */
 int km_error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
+/* Like km_error_set() without the ": strerror" suffix. */
+int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 /* Prepends "context: " to an existing message. */
 int km_error_prefix(struct km_error *err, const char *fmt, ...) _printf_(2, 3);
 void km_log(int level, const char *fmt, ...) _printf_(2, 3);
