@@ -151,6 +151,11 @@ int km_mount_spec_add_sensitive_options(struct km_mount_spec *s, const char *opt
 void km_mount_spec_set_flags(struct km_mount_spec *s, unsigned flags);
 /* --make-[r]shared etc.; applied after the mount, or alone when no source. */
 void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_kind kind, bool recursive);
+/*
+ * Targets at or below dir (e.g. the kubelet dir) must not pass through a
+ * symlink, "." or ".." after dir: a pod cannot redirect a mount to /etc.
+ */
+int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir);
 /* Options as they may be shown: sensitive values replaced by "<masked>". */
 char *km_mount_spec_describe(const struct km_mount_spec *s);
 

@@ -114,6 +114,10 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
                 }
         }
 
+        if (km_mount_spec_set_confine(a.spec, cli->kubelet_dir) < 0) {
+                mount_args_done(&a);
+                return MNT_EX_SYSERR;
+        }
         r = km_mount_in_host(cli->host_ns, a.spec, &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);

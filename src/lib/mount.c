@@ -4,8 +4,10 @@
  * helpers run, in the current or the host mount namespace.  Sensitive options
  * reach the kernel (or the helper) but never a log line or an error.
  */
+#include <fcntl.h>
 #include <libmount.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "options.h"
 #include "util.h"
@@ -16,6 +18,7 @@ struct km_mount_spec {
         char *source, *target, *fstype;
         char *options;   /* shown as given, with sensitive keys masked */
         char *sensitive; /* never shown */
+        char *confine;   /* targets below it may not cross symlinks */
         unsigned flags;
         bool has_propagation, propagation_recursive;
         enum km_propagation_kind propagation;
@@ -39,6 +42,7 @@ KM_EXPORT void km_mount_spec_free(struct km_mount_spec *s) {
         free(s->target);
         free(s->fstype);
         free(s->options);
+        free(s->confine);
         free_secret(s->sensitive);
         free(s);
 }
@@ -56,10 +60,20 @@ KM_EXPORT int km_mount_spec_set_source(struct km_mount_spec *s, const char *v) {
         return set_string(&s->source, v);
 }
 KM_EXPORT int km_mount_spec_set_target(struct km_mount_spec *s, const char *v) {
-        return set_string(&s->target, v);
+        int r = set_string(&s->target, v);
+        if (r == 0 && s->target)
+                path_simplify(s->target);
+        return r;
 }
 KM_EXPORT int km_mount_spec_set_fstype(struct km_mount_spec *s, const char *v) {
         return set_string(&s->fstype, v);
+}
+
+KM_EXPORT int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir) {
+        int r = set_string(&s->confine, dir);
+        if (r == 0 && s->confine)
+                path_simplify(s->confine);
+        return r;
 }
 
 static int add_options(char **field, const char *options, bool secret) {
@@ -136,6 +150,51 @@ static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
         return 0;
 }
 
+/*
+ * Checks that no component of target after the confining dir is a symlink,
+ * "." or "..", one held fd at a time (openat2 RESOLVE_NO_SYMLINKS does it in
+ * one call where the kernel has it).
+ */
+static int check_confined(const struct km_mount_spec *s, struct km_error *err) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *rest = NULL;
+        const char *p;
+        char *save = NULL;
+
+        if (!s->confine || !path_is_below(s->target, s->confine))
+                return 0;
+        p = s->target + strlen(s->confine);
+        fd = open(s->confine, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return km_error_set(err, -errno, "mount: %s", s->confine);
+        rest = strdup(p);
+        if (!rest)
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        for (char *c = strtok_r(rest, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                struct stat st;
+                int next;
+
+                if (streq(c, ".") || streq(c, ".."))
+                        return km_error_set_plain(err, -EINVAL, "mount: %s: '%s' is not allowed below %s",
+                                                  s->target, c, s->confine);
+                next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0) {
+                        if (errno == ENOENT)
+                                return km_error_set_plain(err, -ENOENT, "mount: %s: mount point does not exist",
+                                                          s->target);
+                        return km_error_set(err, -errno, "mount: %s", s->target);
+                }
+                closep(&fd);
+                fd = next;
+                if (fstat(fd, &st) < 0)
+                        return km_error_set(err, -errno, "mount: %s", s->target);
+                if (S_ISLNK(st.st_mode))
+                        return km_error_set_plain(err, -ELOOP, "mount: %s: '%s' is a symlink, refused below %s",
+                                                  s->target, c, s->confine);
+        }
+        return 0;
+}
+
 /* Replaces any sensitive value that a helper or libmount echoed. */
 static void scrub(char *message, const char *sensitive) {
         _cleanup_free_ char *copy = strdup(sensitive ? sensitive : "");
@@ -203,6 +262,9 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         }
 
         *excode = MNT_EX_FAIL;
+        r = check_confined(s, err);
+        if (r < 0)
+                return r;
         r = refuse_duplicate(s, err);
         if (r < 0)
                 return r;
@@ -225,7 +287,8 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
             (*options && mnt_context_set_options(cxt, options) < 0))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
         mnt_context_disable_mtab(cxt, 1);
-        if (s->flags & KM_MOUNT_NO_CANONICALIZE)
+        /* A checked confined target must not be resolved again through links. */
+        if ((s->flags & KM_MOUNT_NO_CANONICALIZE) || (s->confine && path_is_below(s->target, s->confine)))
                 mnt_context_disable_canonicalize(cxt, 1);
         if (s->flags & KM_MOUNT_FAKE)
                 mnt_context_enable_fake(cxt, 1);

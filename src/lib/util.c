@@ -59,3 +59,15 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
                 *ret_size = size;
         return 0;
 }
+
+char *path_simplify(char *p) {
+        char *w = p;
+
+        for (const char *r = p; *r; r++)
+                if (!(*r == '/' && w > p && w[-1] == '/'))
+                        *w++ = *r;
+        while (w > p + 1 && w[-1] == '/')
+                w--;
+        *w = '\0';
+        return p;
+}

@@ -66,6 +66,9 @@ static inline bool startswith(const char *s, const char *prefix) {
 /* True if path equals prefix or lies below it (component-wise). */
 bool path_is_below(const char *path, const char *prefix);
 
+/* Collapses repeated slashes and drops a trailing one, in place (no resolving). */
+char *path_simplify(char *p);
+
 /* Errors and logging (error.c). */
 int km_error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 /* Like km_error_set() without the ": strerror" suffix. */
