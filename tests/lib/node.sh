@@ -1,0 +1,427 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+#
+# Node sandbox for kubemount's integration tests (sourced by each script in
+# tests/integration/).  A script starts with
+#
+#     source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh"
+#     node_sandbox "$@"
+#
+# which re-executes it as PID 1 of a new pid namespace and in a new mount
+# namespace whose / is made rslave first, so nothing it mounts can reach the
+# machine.  Inside, that namespace plays the node's *host*: /proc/1/ns/mnt
+# (kubemount's default host namespace) is the script's own namespace.
+#
+#     node_up [--private] [--no-kubelet]
+#         a tmpfs $NODE with the kubelet dir $KUBELET_DIR on it; made rshared
+#         like kubelet/kubemount setup would do (unless --private), and a
+#         containerized kubelet (unless --no-kubelet);
+#     ctr_up NAME HOSTPATH:CTRPATH:PROPAGATION...
+#         a container: own mount namespace, own root (pivot_root), volumes
+#         bound like a runtime does; kubelet_up / pod_up NAME are two kinds;
+#     in_host / in_kubelet / in_pod NAME / in_ctr NAME   CMD...
+#     mounts_in NS PREFIX   mount points at/under PREFIX as NS sees them,
+#         NS = host | kubelet | pod:NAME | container NAME;
+#         is_mounted NS PATH, mount_count [NS]
+#     spawn [--in CONTAINER] CMD...   CMD in the background, PID in SPAWNED
+#     node_track PID     a background process node_down must end
+#     node_down          ends and unmounts all of it, then checks for leaks:
+#         mounts in the host namespace, loop devices, processes in the pid
+#         namespace must be back at what node_up counted.
+#
+# TAP: ok / not_ok / is / like / unlike / check / check_fails / skip / diag,
+# plan N (or done_testing at the end), skip_all REASON; run CMD captures RC,
+# OUT, ERR; wait_for SECS CMD polls.  Setting KM_TODO marks the following
+# results "# TODO $KM_TODO": a known bug, the failure is expected.  Meson
+# counts a TODO that passes as an error: drop the TODO when the bug is fixed.
+
+set -u -o pipefail
+
+KM_TAP_N=0
+KM_TAP_FAILED=0
+KM_TAP_PLANNED=0
+KM_TODO=""
+
+# ---- TAP ----------------------------------------------------------------
+
+_tap() { # STATUS DESC
+        KM_TAP_N=$((KM_TAP_N + 1))
+        local line="$1 $KM_TAP_N - ${2//$'\n'/ }"
+        if [[ -n $KM_TODO ]]; then
+                line+=" # TODO $KM_TODO"
+        elif [[ $1 == "not ok" ]]; then
+                KM_TAP_FAILED=$((KM_TAP_FAILED + 1))
+        fi
+        printf '%s\n' "$line"
+}
+ok() { _tap ok "$*"; }
+not_ok() { _tap "not ok" "$*"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+plan() {
+        KM_TAP_PLANNED=1
+        echo "1..$1"
+}
+skip() { # DESC REASON
+        KM_TAP_N=$((KM_TAP_N + 1))
+        echo "ok $KM_TAP_N - $1 # SKIP $2"
+}
+# Meson's TAP protocol reads failures and skips ("1..0 # SKIP") from the
+# output and calls any non-zero exit an error, so meson.build sets
+# KM_TAP_HARNESS=meson: then we exit 0.  Run by hand, a script exits 1 when a
+# test failed and 77 when it skipped.
+done_testing() {
+        ((KM_TAP_PLANNED)) || echo "1..$KM_TAP_N"
+        [[ ${KM_TAP_HARNESS:-} == meson ]] && exit 0
+        exit $((KM_TAP_FAILED > 0))
+}
+skip_all() {
+        echo "1..0 # SKIP $*"
+        [[ ${KM_TAP_HARNESS:-} == meson ]] && exit 0
+        exit 77
+}
+
+# is GOT WANT DESC
+is() {
+        if [[ $1 == "$2" ]]; then
+                ok "$3"
+        else
+                not_ok "$3"
+                diag "got:  '$1'" "want: '$2'"
+        fi
+}
+# like STRING ERE DESC / unlike STRING ERE DESC
+like() {
+        if [[ $1 =~ $2 ]]; then ok "$3"; else
+                not_ok "$3"
+                diag "'$1'" "does not match /$2/"
+        fi
+}
+unlike() {
+        if [[ $1 =~ $2 ]]; then
+                not_ok "$3"
+                diag "'$1'" "matches /$2/"
+        else ok "$3"; fi
+}
+
+# run CMD...: runs CMD with output captured into RC, OUT and ERR.
+run() {
+        "$@" >"$KM_SCRATCH/run.out" 2>"$KM_SCRATCH/run.err"
+        RC=$?
+        OUT=$(<"$KM_SCRATCH/run.out")
+        ERR=$(<"$KM_SCRATCH/run.err")
+}
+# check DESC CMD... / check_fails DESC CMD...: CMD's exit status decides.
+check() {
+        local desc=$1
+        shift
+        run "$@"
+        if ((RC == 0)); then ok "$desc"; else
+                not_ok "$desc"
+                diag "exit $RC: $*" "$OUT" "$ERR"
+        fi
+}
+check_fails() {
+        local desc=$1
+        shift
+        run "$@"
+        if ((RC != 0)); then ok "$desc"; else
+                not_ok "$desc"
+                diag "unexpected success: $*" "$OUT" "$ERR"
+        fi
+}
+
+# wait_for SECONDS CMD...: polls CMD until it succeeds.
+wait_for() {
+        local deadline=$((SECONDS + $1))
+        shift
+        until "$@"; do
+                ((SECONDS < deadline)) || return 1
+                sleep 0.02
+        done
+}
+
+# ---- the sandbox --------------------------------------------------------
+
+_km_find_binary() {
+        local here d
+        here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+        if [[ -n ${KUBEMOUNT:-} ]]; then
+                echo "$KUBEMOUNT"
+                return
+        fi
+        for d in build-it build; do
+                [[ -x $here/$d/src/cli/kubemount ]] && echo "$here/$d/src/cli/kubemount" && return
+        done
+}
+
+node_sandbox() {
+        if [[ ${KM_IN_SANDBOX:-} != 1 ]]; then
+                local tool top rc
+                ((EUID == 0)) || skip_all "integration tests need root (mount namespaces, mounts)"
+                for tool in unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk; do
+                        command -v "$tool" >/dev/null || skip_all "$tool is not installed"
+                done
+                KUBEMOUNT=$(_km_find_binary)
+                [[ -n $KUBEMOUNT && -x $KUBEMOUNT ]] ||
+                        skip_all "no kubemount binary: set KUBEMOUNT (meson test sets it)"
+                unshare --mount --pid --fork true 2>/dev/null ||
+                        skip_all "cannot create mount and pid namespaces here"
+                # The only trace left in the machine's namespace: an empty
+                # directory, removed when the sandbox is gone.
+                top=$(mktemp -d /tmp/kubemount-it.XXXXXX) || exit 1
+                # --kill-child: if we are killed (meson timeout), the sandbox's
+                # PID 1 dies, taking every process and mount with it.
+                KM_IN_SANDBOX=1 KM_TOP=$top KUBEMOUNT=$(realpath "$KUBEMOUNT") \
+                        unshare --mount --pid --fork --mount-proc --propagation slave --kill-child \
+                        -- bash "$0" "$@"
+                rc=$?
+                rmdir "$top" 2>/dev/null || rm -rf --one-file-system "$top"
+                exit $rc
+        fi
+        # Inside: we must be the sandbox's PID 1, else /proc/1/ns/mnt would be
+        # the machine's namespace.
+        if [[ $$ != 1 || $(readlink /proc/1/ns/mnt) != "$(readlink /proc/self/ns/mnt)" ]]; then
+                echo "Bail out! not PID 1 of the sandbox"
+                exit 1
+        fi
+        mount -t tmpfs -o mode=700,size=64m km-top "$KM_TOP" && mount --make-private "$KM_TOP" || {
+                echo "Bail out! cannot mount the sandbox's tmpfs"
+                exit 1
+        }
+        KM_SCRATCH=$KM_TOP/scratch
+        mkdir -p "$KM_SCRATCH"
+        KM_BIN_DIR=$(dirname "$KUBEMOUNT")
+        KM_NODES=0
+        trap _km_sandbox_exit EXIT
+        export KUBEMOUNT
+        unset KUBEMOUNT_HOST_MOUNT_NS KUBEMOUNT_COMPAT
+}
+
+_km_sandbox_exit() {
+        # The pid namespace dies with us anyway; be tidy for the log.
+        [[ -n ${NODE:-} ]] && _km_node_teardown 2>/dev/null
+        umount -l "$KM_TOP" 2>/dev/null
+}
+
+# ---- leak counter -------------------------------------------------------
+
+# Counted in this shell (no fork) so that counting does not change the count.
+_km_count() { # -> KM_COUNT_MOUNTS, KM_COUNT_LOOPS, KM_COUNT_PROCS
+        local procs=(/proc/[0-9]*)
+        mapfile -t KM_MOUNTS_LIST </proc/1/mountinfo
+        KM_COUNT_MOUNTS=${#KM_MOUNTS_LIST[@]}
+        KM_COUNT_PROCS=${#procs[@]}
+        KM_COUNT_LOOPS=$(losetup -a | wc -l)
+}
+
+# ---- node ---------------------------------------------------------------
+
+declare -A KM_CTR_PID=()
+KM_TRACKED=()
+
+node_up() {
+        local private=0 kubelet=1 a
+        for a; do
+                case $a in
+                --private) private=1 ;;
+                --no-kubelet) kubelet=0 ;;
+                *)
+                        echo "Bail out! node_up: unknown option $a"
+                        exit 1
+                        ;;
+                esac
+        done
+        _km_count
+        KM_BASE_MOUNTS=$KM_COUNT_MOUNTS KM_BASE_PROCS=$KM_COUNT_PROCS KM_BASE_LOOPS=$KM_COUNT_LOOPS
+        KM_BASE_LIST=("${KM_MOUNTS_LIST[@]}")
+        KM_NODES=$((KM_NODES + 1))
+        NODE=$KM_TOP/node$KM_NODES
+        KUBELET_DIR=$NODE/var/lib/kubelet
+        mkdir -p "$NODE"
+        # Private, like a distro whose / is private: nothing propagates
+        # until someone makes the kubelet dir shared.
+        mount -t tmpfs -o mode=755,size=256m km-node "$NODE" && mount --make-private "$NODE" &&
+                mkdir -p "$KUBELET_DIR/pods" || {
+                echo "Bail out! node_up: cannot mount $NODE"
+                exit 1
+        }
+        if ((!private)); then
+                # What the kubelet (or kubemount setup) does at start.
+                mount --bind "$KUBELET_DIR" "$KUBELET_DIR" && mount --make-rshared "$KUBELET_DIR" || {
+                        echo "Bail out! node_up: cannot make $KUBELET_DIR rshared"
+                        exit 1
+                }
+        fi
+        if ((kubelet)); then
+                kubelet_up || {
+                        echo "Bail out! node_up: kubelet container did not start"
+                        exit 1
+                }
+        fi
+}
+
+# Runs in the container's fresh mount namespace (a copy of the host's, so
+# peers of the host's shared mounts): builds the root, pivots into it, drops
+# the host's tree, then becomes the holder process.
+_km_ctr_init() {
+        set -e
+        local root=$1 bindir=$2 v host path prop d
+        shift 2
+        mount -t tmpfs -o mode=755 ctr-root "$root"
+        for d in /usr /etc /bin /sbin /lib /lib32 /lib64 /libx32; do
+                if [[ -L $d ]]; then
+                        ln -s "$(readlink "$d")" "$root$d"
+                elif [[ -d $d ]]; then
+                        mkdir -p "$root$d"
+                        mount --bind -o ro "$d" "$root$d"
+                fi
+        done
+        mkdir -p "$root/proc" "$root/dev" "$root/sys" "$root/tmp" "$root$bindir"
+        # Our own procfs of the sandbox's pid namespace: /proc/1 inside is
+        # the sandbox's PID 1, whose namespace is the host's.
+        mount -t proc proc "$root/proc"
+        mount --rbind /dev "$root/dev"
+        mount --make-rslave "$root/dev"
+        mount --rbind /sys "$root/sys"
+        mount --make-rslave "$root/sys"
+        mount -t tmpfs -o mode=1777 ctr-tmp "$root/tmp"
+        mount --bind -o ro "$bindir" "$root$bindir"
+        # Volumes last, so that no system mount (/tmp!) hides them.
+        for v; do
+                IFS=: read -r host path prop <<<"$v"
+                mkdir -p "$root$path"
+                mount --rbind "$host" "$root$path"
+                mount --make-"$prop" "$root$path"
+        done
+        cd "$root"
+        mkdir .oldroot
+        pivot_root . .oldroot
+        cd /
+        # rslave first so that unmounting the old tree propagates nowhere.
+        mount --make-rslave /.oldroot
+        umount -l /.oldroot
+        rmdir /.oldroot
+        echo READY
+        exec sleep infinity
+}
+
+_km_ctr_ready() { # PID LOG: ready, or give up early when the holder died
+        grep -qs '^READY$' "$2" || ! kill -0 "$1" 2>/dev/null
+}
+
+# ctr_up NAME HOSTPATH:CTRPATH:PROPAGATION... (PROPAGATION as in
+# mount --make-X: rshared, rslave, rprivate, ...).
+ctr_up() {
+        local name=$1 pid
+        shift
+        local root=$NODE/ctr/$name log=$NODE/ctr/$name.log
+        mkdir -p "$root"
+        unshare --mount --propagation unchanged -- \
+                bash -c "$(declare -f _km_ctr_init); _km_ctr_init \"\$@\"" ctr-init "$root" "$KM_BIN_DIR" "$@" \
+                >"$log" 2>&1 </dev/null &
+        pid=$!
+        KM_CTR_PID[$name]=$pid
+        if ! wait_for 10 _km_ctr_ready "$pid" "$log" || ! kill -0 "$pid" 2>/dev/null; then
+                diag "container $name did not start:" "$(cat "$log" 2>&1)"
+                return 1
+        fi
+}
+
+# The containerized kubelet: -v $KUBELET_DIR:$KUBELET_DIR:rshared -v /:/rootfs
+# (rslave), as kubelet containers were run.
+kubelet_up() { ctr_up kubelet "/:/rootfs:rslave" "$KUBELET_DIR:$KUBELET_DIR:rshared"; }
+# A pod whose volumes come from the kubelet dir with HostToContainer (rslave).
+pod_up() { ctr_up "pod-$1" "$KUBELET_DIR:$KUBELET_DIR:rslave"; }
+
+in_host() { "$@"; }
+in_ctr() {
+        local name=$1
+        shift
+        nsenter -t "${KM_CTR_PID[$name]}" -m -r -w -- "$@"
+}
+in_kubelet() { in_ctr kubelet "$@"; }
+in_pod() {
+        local name=$1
+        shift
+        in_ctr "pod-$name" "$@"
+}
+
+_km_ns_pid() {
+        case $1 in
+        host) echo 1 ;;
+        pod:*) echo "${KM_CTR_PID[pod-${1#pod:}]}" ;;
+        *) echo "${KM_CTR_PID[$1]}" ;;
+        esac
+}
+
+# mounts_in NS PREFIX: mount points at or below PREFIX in NS's mount table
+# (paths as NS sees them), one per line, in mount order.
+mounts_in() {
+        awk -v p="${2%/}" '{
+                t = $5; gsub(/\\040/, " ", t)
+                if (t == p || index(t, p "/") == 1) print t
+        }' "/proc/$(_km_ns_pid "$1")/mountinfo"
+}
+# is_mounted NS PATH: PATH is a mount point in NS.
+is_mounted() {
+        awk -v p="$2" '{ t = $5; gsub(/\\040/, " ", t); if (t == p) f = 1 } END { exit !f }' \
+                "/proc/$(_km_ns_pid "$1")/mountinfo"
+}
+mount_count() { wc -l <"/proc/$(_km_ns_pid "${1:-host}")/mountinfo"; }
+
+node_track() { KM_TRACKED+=("$@"); }
+
+# spawn [--in CONTAINER] CMD...: starts CMD in the background (in the host,
+# or in a container) with SPAWNED set to CMD's own PID (nsenter execs it),
+# which node_down kills if it is still there.  A function run with & would
+# get a subshell's PID instead.
+spawn() {
+        if [[ $1 == --in ]]; then
+                local name=$2
+                shift 2
+                nsenter -t "${KM_CTR_PID[$name]}" -m -r -w -- "$@" &
+        else
+                "$@" &
+        fi
+        SPAWNED=$!
+        node_track "$SPAWNED"
+}
+
+_km_node_teardown() {
+        local pid
+        for pid in "${KM_TRACKED[@]}" "${KM_CTR_PID[@]}"; do
+                kill -CONT "$pid" 2>/dev/null # a stopped FUSE daemon first
+                kill -KILL "$pid" 2>/dev/null
+                wait "$pid" 2>/dev/null
+        done
+        KM_TRACKED=()
+        KM_CTR_PID=()
+        # Lazily: a dead FUSE mount may be left by a failing test.
+        umount -l "$NODE" 2>/dev/null
+        rm -rf --one-file-system "$NODE" 2>/dev/null
+        NODE=""
+}
+
+node_down() {
+        local desc="${1:-node}: no leaked mounts, loop devices or processes" deadline
+        _km_node_teardown
+        # Processes killed above may take a moment to be reaped.
+        deadline=$((SECONDS + 5))
+        while :; do
+                _km_count
+                [[ $KM_COUNT_MOUNTS == "$KM_BASE_MOUNTS" && $KM_COUNT_PROCS == "$KM_BASE_PROCS" &&
+                        $KM_COUNT_LOOPS == "$KM_BASE_LOOPS" ]] && break
+                ((SECONDS < deadline)) || break
+                sleep 0.05
+        done
+        if [[ $KM_COUNT_MOUNTS == "$KM_BASE_MOUNTS" && $KM_COUNT_PROCS == "$KM_BASE_PROCS" &&
+                $KM_COUNT_LOOPS == "$KM_BASE_LOOPS" ]]; then
+                ok "$desc"
+        else
+                not_ok "$desc"
+                diag "mounts $KM_BASE_MOUNTS -> $KM_COUNT_MOUNTS, loop devices $KM_BASE_LOOPS -> $KM_COUNT_LOOPS," \
+                        "processes $KM_BASE_PROCS -> $KM_COUNT_PROCS"
+                diag "$(diff <(printf '%s\n' "${KM_BASE_LIST[@]}") <(printf '%s\n' "${KM_MOUNTS_LIST[@]}"))"
+                diag "$(ps -eo pid,stat,args 2>/dev/null)"
+        fi
+}
