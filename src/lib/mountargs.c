@@ -39,6 +39,18 @@ static bool parse_make(const char *name, enum km_propagation_kind *kind, bool *r
         return false;
 }
 
+/*
+ * The option getopt refused.  An unknown short option inside a cluster
+ * ("-Zr") leaves optind on the word before it, so name it from optopt;
+ * long options (optopt 0, or the value of one given an argument it does not
+ * take) are named by the word itself.
+ */
+static int unknown_option(char *buf, size_t size, const char *shortopts, char *const *args) {
+        if (optopt > ' ' && optopt < 0x7f && (optopt == ':' || !strchr(shortopts, optopt)))
+                return usage_error(buf, size, "unrecognized option '-%c'", optopt);
+        return usage_error(buf, size, "unrecognized option '%s'", args[optind - 1]);
+}
+
 /* getopt keeps global state and permutes argv: work on a copy and reset it. */
 static char **argv_copy(int argc, char *const *argv) {
         char **c = calloc(argc + 1, sizeof(char *));
@@ -48,10 +60,16 @@ static char **argv_copy(int argc, char *const *argv) {
 }
 
 enum {
-        OPT_MAKE = 0x100,
-        OPT_SENSITIVE_FD,
+        OPT_SENSITIVE_FD = 0x100,
         OPT_SENSITIVE_FILE,
         OPT_TIMEOUT,
+        /*
+         * One value per --make-* option: with a shared value getopt_long takes
+         * an abbreviation such as --make-s for the first match (make-shared)
+         * instead of calling it ambiguous (it could be make-slave).
+         */
+        OPT_MAKE_FIRST = 0x200,
+        OPT_MAKE_LAST = OPT_MAKE_FIRST + 7,
 };
 
 int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
@@ -69,14 +87,14 @@ int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
-                { "make-shared", no_argument, NULL, OPT_MAKE },
-                { "make-slave", no_argument, NULL, OPT_MAKE },
-                { "make-private", no_argument, NULL, OPT_MAKE },
-                { "make-unbindable", no_argument, NULL, OPT_MAKE },
-                { "make-rshared", no_argument, NULL, OPT_MAKE },
-                { "make-rslave", no_argument, NULL, OPT_MAKE },
-                { "make-rprivate", no_argument, NULL, OPT_MAKE },
-                { "make-runbindable", no_argument, NULL, OPT_MAKE },
+                { "make-shared", no_argument, NULL, OPT_MAKE_FIRST + 0 },
+                { "make-slave", no_argument, NULL, OPT_MAKE_FIRST + 1 },
+                { "make-private", no_argument, NULL, OPT_MAKE_FIRST + 2 },
+                { "make-unbindable", no_argument, NULL, OPT_MAKE_FIRST + 3 },
+                { "make-rshared", no_argument, NULL, OPT_MAKE_FIRST + 4 },
+                { "make-rslave", no_argument, NULL, OPT_MAKE_FIRST + 5 },
+                { "make-rprivate", no_argument, NULL, OPT_MAKE_FIRST + 6 },
+                { "make-runbindable", no_argument, NULL, OPT_MAKE_FIRST + 7 },
                 { "sensitive-options-fd", required_argument, NULL, OPT_SENSITIVE_FD },
                 { "sensitive-options-file", required_argument, NULL, OPT_SENSITIVE_FILE },
                 {},
@@ -94,7 +112,8 @@ int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
 
         optind = 0;
         opterr = 0;
-        while ((c = getopt_long(argc, args, ":t:o:BRrwncfvhVsi", opts, &longindex)) >= 0) {
+        static const char shortopts[] = ":t:o:BRrwncfvhVsi";
+        while ((c = getopt_long(argc, args, shortopts, opts, &longindex)) >= 0) {
                 switch (c) {
                 case 't':
                         if (km_mount_spec_set_fstype(a->spec, optarg) < 0)
@@ -135,7 +154,7 @@ int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
                 case 'V':
                         a->version = true;
                         return 0;
-                case OPT_MAKE: {
+                case OPT_MAKE_FIRST ... OPT_MAKE_LAST: {
                         enum km_propagation_kind kind;
                         bool recursive;
                         if (!parse_make(opts[longindex].name + strlen("make-"), &kind, &recursive))
@@ -160,7 +179,7 @@ int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
                         return usage_error(a->error, sizeof(a->error), "option '%s' requires an argument",
                                            args[optind - 1]);
                 default:
-                        return usage_error(a->error, sizeof(a->error), "unrecognized option '%s'", args[optind - 1]);
+                        return unknown_option(a->error, sizeof(a->error), shortopts, args);
                 }
         }
         km_mount_spec_set_flags(a->spec, flags);
@@ -234,7 +253,8 @@ int umount_args_parse(int argc, char *const *argv, struct umount_args *a) {
                 return usage_error(a->error, sizeof(a->error), "out of memory");
         optind = 0;
         opterr = 0;
-        while ((c = getopt_long(argc, args, ":flRncvhVi", opts, NULL)) >= 0) {
+        static const char shortopts[] = ":flRncvhVi";
+        while ((c = getopt_long(argc, args, shortopts, opts, NULL)) >= 0) {
                 switch (c) {
                 case 'f':
                         a->flags |= KM_UMOUNT_FORCE;
@@ -266,7 +286,7 @@ int umount_args_parse(int argc, char *const *argv, struct umount_args *a) {
                         return usage_error(a->error, sizeof(a->error), "option '%s' requires an argument",
                                            args[optind - 1]);
                 default:
-                        return usage_error(a->error, sizeof(a->error), "unrecognized option '%s'", args[optind - 1]);
+                        return unknown_option(a->error, sizeof(a->error), shortopts, args);
                 }
         }
         if (argc - optind != 1)

@@ -6,7 +6,6 @@
 
 #include "util.h"
 
-DEFINE_CLEANUP(struct libmnt_table, mnt_unref_table)
 DEFINE_CLEANUP(struct libmnt_iter, mnt_free_iter)
 
 struct km_mount_table {
@@ -53,11 +52,18 @@ KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table *
                 return km_error_set(err, r, "mount table %s", path);
 
         t->n = mnt_table_get_nents(t->tb);
-        t->fs = calloc(t->n ? t->n : 1, sizeof(*t->fs));
+        if (t->n == 0) /* every mount namespace has a root: an empty file is not a mount table */
+                return km_error_set(err, -EBADMSG, "mount table %s: no mounts in it", path);
+        t->fs = calloc(t->n, sizeof(*t->fs));
         if (!t->fs)
                 return km_error_set(err, -ENOMEM, "mount table %s", path);
-        while (i < t->n && mnt_table_next_fs(t->tb, it, &fs) == 0)
+        while (i < t->n && mnt_table_next_fs(t->tb, it, &fs) == 0) {
+                /* libmount guesses the format from the first line; fstab or utab lines have no root. */
+                if (!mnt_fs_get_root(fs))
+                        return km_error_set(err, -EBADMSG, "mount table %s: entry %zu is not in mountinfo format",
+                                            path, i + 1);
                 t->fs[i++] = fs;
+        }
         t->n = i;
         *ret = TAKE_PTR(t);
         return 0;

@@ -8,6 +8,7 @@
 /* Keys whose values are secrets in the filesystems kubelets mount. */
 static const char *const sensitive_keys[] = {
         "password", "pass", "passwd", "secret", "secretkey", "key", "token", "credentials", "cred", "auth",
+        "password2", /* cifs: the alternate password used while rotating */
 };
 
 bool option_key_is_sensitive(const char *key, size_t n) {
@@ -82,6 +83,11 @@ static int append_masked(char **out, const char *name, size_t namesz, const char
                          bool force_mask) {
         char *n;
         bool mask = value && (force_mask || option_key_is_sensitive(name, namesz));
+
+        if (force_mask && !value) { /* a bare item may be the secret itself */
+                name = "<masked>";
+                namesz = 8;
+        }
 
         if (asprintf(&n, "%s%s%.*s%s%.*s", *out && **out ? *out : "", *out && **out ? "," : "", (int)namesz, name,
                      value ? "=" : "", mask ? 8 : (int)valuesz, mask ? "<masked>" : (value ? value : "")) < 0)

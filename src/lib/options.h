@@ -9,5 +9,5 @@ int options_validate(const char *options, const char **ret_why);
 /* Sources and targets: non-empty, no leading '-', no control characters. */
 int argument_validate(const char *what, const char *value, const char **ret_why);
 int fstype_validate(const char *fstype, const char **ret_why);
-/* "a,password=<masked>"; with mask_all_values every value is masked. */
+/* "a,password=<masked>"; with mask_all_values every value and every bare item is masked. */
 char *options_mask(const char *options, bool mask_all_values);

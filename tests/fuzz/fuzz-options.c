@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mount option validation and masking on arbitrary strings:
+ * options_validate, options_mask (both modes), km_options_mask,
+ * argument_validate, fstype_validate, option_key_is_sensitive.
+ *
+ * Invariant checked on input that passes options_validate and has no
+ * quotes: in the output every item whose key is sensitive has the value
+ * "<masked>", and with mask_all_values no value and no bare item survives.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz-check.h"
+#include "options.h"
+
+#define MAX_INPUT (64 * 1024)
+#define MASKED "<masked>"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every item of a masked, quote-free option string obeys the masking rules. */
+static void check_masked(const char *out, bool all) {
+        const char *p = out;
+
+        while (*p) {
+                size_t n = strcspn(p, ",");
+                /* libmount's split: the first '=' after the first character. */
+                const char *eq = n > 1 ? memchr(p + 1, '=', n - 1) : NULL;
+
+                check(n > 0); /* no empty items */
+                if (eq) {
+                        size_t keysz = eq - p, valuesz = n - keysz - 1;
+                        if (all || option_key_is_sensitive(p, keysz))
+                                check(valuesz == strlen(MASKED) && memcmp(eq + 1, MASKED, valuesz) == 0);
+                } else if (all) {
+                        check(n == strlen(MASKED) && memcmp(p, MASKED, n) == 0);
+                }
+                p += n;
+                if (*p == ',')
+                        p++;
+        }
+}
+
+static void fuzz_mask(const char *s, bool checkable) {
+        char *shown = options_mask(s, false), *all = options_mask(s, true), *pub = km_options_mask(s);
+
+        check(shown && all && pub);
+        check(strcmp(shown, pub) == 0);
+        if (checkable) {
+                check_masked(shown, false);
+                check_masked(all, true);
+        }
+        free(shown);
+        free(all);
+        free(pub);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        const char *why = NULL;
+        char *s;
+        int r;
+
+        if (size > MAX_INPUT)
+                return 0;
+        (void)option_key_is_sensitive((const char *)data, size);
+
+        s = malloc(size + 1);
+        check(s);
+        memcpy(s, data, size);
+        s[size] = '\0';
+
+        r = options_validate(s, &why);
+        check(r == 0 || (r == -EINVAL && why));
+        /* The validated form is quote-free and control-free: masking must hold exactly. */
+        fuzz_mask(s, r == 0 && !strchr(s, '"') && !strchr(s, '\\'));
+
+        why = NULL;
+        r = argument_validate("source", s, &why);
+        check(r == 0 || (r == -EINVAL && why));
+        if (r == 0)
+                check(s[0] != '-' && s[0] != '\0');
+
+        why = NULL;
+        r = fstype_validate(s, &why);
+        check(r == 0 || (r == -EINVAL && why));
+        if (r == 0)
+                check(!strchr(s, ',') && !strchr(s, ' ') && s[0] != '-');
+
+        free(s);
+        return 0;
+}
