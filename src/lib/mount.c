@@ -5,11 +5,14 @@
  * reach the kernel (or the helper) but never a log line or an error.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <libmount.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "options.h"
+#include "resolve.h"
+#include "syscalls.h"
 #include "util.h"
 
 DEFINE_CLEANUP(struct libmnt_context, mnt_free_context)
@@ -60,6 +63,17 @@ KM_EXPORT int km_mount_spec_set_source(struct km_mount_spec *s, const char *v) {
         return set_string(&s->source, v);
 }
 KM_EXPORT int km_mount_spec_set_target(struct km_mount_spec *s, const char *v) {
+        char cwd[PATH_MAX];
+        _cleanup_free_ char *abs = NULL;
+
+        /* Relative to the caller's directory: the host namespace has another. */
+        if (v && v[0] != '/' && v[0] != '-' && *v) {
+                if (!getcwd(cwd, sizeof(cwd)))
+                        return -errno;
+                if (asprintf(&abs, "%s/%s", cwd, v) < 0)
+                        return -ENOMEM;
+                v = abs;
+        }
         int r = set_string(&s->target, v);
         if (r == 0 && s->target)
                 path_simplify(s->target);
@@ -134,64 +148,23 @@ static bool has_option(const char *options, const char *name) {
 /* Validates everything that came from outside; *excode = 1 (usage) on error. */
 static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
         const char *why = NULL;
+        char shown[256];
 
         if (!s->target)
                 return km_error_set(err, -EINVAL, "mount: no target given");
         if (argument_validate("target", s->target, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: target '%s' %s", s->target, why);
+                return km_error_set(err, -EINVAL, "mount: target '%s' %s", str_printable(s->target, shown, sizeof(shown)),
+                                    why);
         if (s->source && argument_validate("source", s->source, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: source '%s' %s", s->source, why);
+                return km_error_set(err, -EINVAL, "mount: source '%s' %s", str_printable(s->source, shown, sizeof(shown)),
+                                    why);
         if (s->fstype && fstype_validate(s->fstype, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: type '%s' %s", s->fstype, why);
+                return km_error_set(err, -EINVAL, "mount: type '%s' %s", str_printable(s->fstype, shown, sizeof(shown)),
+                                    why);
         if (options_validate(s->options, &why) < 0)
                 return km_error_set(err, -EINVAL, "mount %s: options %s", s->target, why);
         if (options_validate(s->sensitive, &why) < 0)
                 return km_error_set(err, -EINVAL, "mount %s: sensitive options %s", s->target, why);
-        return 0;
-}
-
-/*
- * Checks that no component of target after the confining dir is a symlink,
- * "." or "..", one held fd at a time (openat2 RESOLVE_NO_SYMLINKS does it in
- * one call where the kernel has it).
- */
-static int check_confined(const struct km_mount_spec *s, struct km_error *err) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *rest = NULL;
-        const char *p;
-        char *save = NULL;
-
-        if (!s->confine || !path_is_below(s->target, s->confine))
-                return 0;
-        p = s->target + strlen(s->confine);
-        fd = open(s->confine, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return km_error_set(err, -errno, "mount: %s", s->confine);
-        rest = strdup(p);
-        if (!rest)
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
-        for (char *c = strtok_r(rest, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                struct stat st;
-                int next;
-
-                if (streq(c, ".") || streq(c, ".."))
-                        return km_error_set_plain(err, -EINVAL, "mount: %s: '%s' is not allowed below %s",
-                                                  s->target, c, s->confine);
-                next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (next < 0) {
-                        if (errno == ENOENT)
-                                return km_error_set_plain(err, -ENOENT, "mount: %s: mount point does not exist",
-                                                          s->target);
-                        return km_error_set(err, -errno, "mount: %s", s->target);
-                }
-                closep(&fd);
-                fd = next;
-                if (fstat(fd, &st) < 0)
-                        return km_error_set(err, -errno, "mount: %s", s->target);
-                if (S_ISLNK(st.st_mode))
-                        return km_error_set_plain(err, -ELOOP, "mount: %s: '%s' is a symlink, refused below %s",
-                                                  s->target, c, s->confine);
-        }
         return 0;
 }
 
@@ -235,14 +208,139 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
         return r ? km_error_set(err, -EBUSY, "mount %s on %s: already mounted", s->source, s->target) : 0;
 }
 
+/* The target as a held fd, walked under the confinement of the kubelet dir. */
+static int open_target(const struct km_mount_spec *s, struct km_error *err) {
+        const char *why;
+        char component[256] = "";
+        int fd;
+
+        fd = resolve_confined(s->target, s->confine, &why, component, sizeof(component));
+        if (fd >= 0)
+                return fd;
+        if (why)
+                return km_error_set_plain(err, fd, "mount: %s: '%s' %s %s", s->target, component, why, s->confine);
+        if (fd == -ENOENT)
+                return km_error_set_plain(err, fd, "mount: %s: mount point does not exist", s->target);
+        return km_error_set(err, fd, "mount: %s", s->target);
+}
+
+/* Whether libmount would run a /sbin/mount.TYPE helper (which needs a path). */
+static bool may_use_helper(const struct km_mount_spec *s) {
+        char p[300];
+
+        if (!s->fstype || strchr(s->fstype, '.'))
+                return !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) && !has_option(s->options, "bind") &&
+                       !has_option(s->options, "rbind");
+        snprintf(p, sizeof(p), "/sbin/mount.%s", s->fstype);
+        if (access(p, X_OK) == 0)
+                return true;
+        snprintf(p, sizeof(p), "/usr/sbin/mount.%s", s->fstype);
+        return access(p, X_OK) == 0;
+}
+
+/* The kernel refuses a directory onto a file and back with a vague EINVAL. */
+static int bind_types_match(int source_fd, int target_fd) {
+        struct stat a, b;
+
+        if (fstat(source_fd, &a) < 0 || fstat(target_fd, &b) < 0)
+                return -errno;
+        if (S_ISDIR(a.st_mode) && !S_ISDIR(b.st_mode))
+                return -ENOTDIR;
+        if (!S_ISDIR(a.st_mode) && S_ISDIR(b.st_mode))
+                return -EISDIR;
+        return 0;
+}
+
+/*
+ * A bind mount whose flags are set before it is attached (open_tree +
+ * mount_setattr + move_mount), so that the copies propagation makes in the
+ * kubelet's and pods' namespaces are read-only too: a bind-then-remount only
+ * changes the original.  -ENOSYS: options this path does not take, or an old
+ * kernel; the caller then goes through libmount.
+ */
+static int bind_detached(const struct km_mount_spec *s, const char *options, int target_fd, struct km_error *err) {
+        static const struct {
+                const char *name;
+                uint64_t set, clr;
+        } attrs[] = {
+                { "ro", MOUNT_ATTR_RDONLY, 0 },
+                { "rw", 0, MOUNT_ATTR_RDONLY },
+                { "nosuid", MOUNT_ATTR_NOSUID, 0 },
+                { "suid", 0, MOUNT_ATTR_NOSUID },
+                { "nodev", MOUNT_ATTR_NODEV, 0 },
+                { "dev", 0, MOUNT_ATTR_NODEV },
+                { "noexec", MOUNT_ATTR_NOEXEC, 0 },
+                { "exec", 0, MOUNT_ATTR_NOEXEC },
+                { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0 },
+                { "defaults", 0, 0 },
+                { "bind", 0, 0 },
+                { "rbind", 0, 0 },
+        };
+        _cleanup_free_ char *copy = strdup(options);
+        _cleanup_close_ int tree = -EBADF;
+        struct mount_attr attr = {};
+        bool recursive = (s->flags & KM_MOUNT_RBIND) || has_option(options, "rbind");
+        char *p = copy, *n, *v;
+        size_t nsz, vsz;
+        int r;
+
+        if (!copy)
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+        if (!s->source || s->sensitive || s->flags & KM_MOUNT_FAKE)
+                return -ENOSYS;
+        while (mnt_optstr_next_option(&p, &n, &nsz, &v, &vsz) == 0) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(attrs); i++)
+                        if (!v && nsz == strlen(attrs[i].name) && strncmp(n, attrs[i].name, nsz) == 0)
+                                break;
+                if (i == ELEMENTSOF(attrs))
+                        return -ENOSYS; /* remount, atime flavours, fs options: libmount knows */
+                attr.attr_set = (attr.attr_set & ~attrs[i].clr) | attrs[i].set;
+                attr.attr_clr = (attr.attr_clr & ~attrs[i].set) | attrs[i].clr;
+        }
+
+        tree = km_open_tree(AT_FDCWD, s->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+        if (tree == -ENOSYS)
+                return -ENOSYS;
+        if (tree == -ENOENT)
+                return km_error_set_plain(err, tree, "mount: %s: bind source %s does not exist", s->target, s->source);
+        if (tree < 0)
+                return km_error_set(err, tree, "mount: %s: bind source %s", s->target, s->source);
+        r = bind_types_match(tree, target_fd);
+        if (r < 0)
+                return km_error_set(err, r, "mount: %s: cannot bind %s onto it", s->target, s->source);
+        if (attr.attr_set || attr.attr_clr) {
+                r = km_mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
+                if (r == -ENOSYS)
+                        return -ENOSYS;
+                if (r < 0)
+                        return km_error_set(err, r, "mount: %s: set flags of bind of %s", s->target, s->source);
+        }
+        r = km_move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        if (r < 0)
+                return km_error_set(err, r, "mount: %s: attach bind of %s", s->target, s->source);
+        return 0;
+}
+
 static int apply_propagation(const struct km_mount_spec *s, struct km_error *err) {
         return s->has_propagation ? km_propagation_set(s->target, s->propagation, s->propagation_recursive, err) : 0;
+}
+
+/* After a successful mount: log, then --make-* if asked. */
+static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+        int r;
+
+        km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
+        r = apply_propagation(s, err);
+        *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
+        return r;
 }
 
 KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         _cleanup_(mnt_free_contextp) struct libmnt_context *cxt = NULL;
         _cleanup_free_ char *options = NULL;
-        char msg[KM_ERROR_MAX] = "";
+        _cleanup_close_ int target_fd = -EBADF;
+        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX];
         int r, rc, ex;
         int dummy;
 
@@ -262,9 +360,9 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         }
 
         *excode = MNT_EX_FAIL;
-        r = check_confined(s, err);
-        if (r < 0)
-                return r;
+        target_fd = open_target(s, err);
+        if (target_fd < 0)
+                return target_fd;
         r = refuse_duplicate(s, err);
         if (r < 0)
                 return r;
@@ -282,14 +380,25 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
 
-        if ((s->source && mnt_context_set_source(cxt, s->source) < 0) || mnt_context_set_target(cxt, s->target) < 0 ||
+        if ((s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || has_option(options, "bind") || has_option(options, "rbind")) {
+                r = bind_detached(s, options, target_fd, err);
+                if (r != -ENOSYS) {
+                        *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
+                        return r < 0 ? r : mounted(s, excode, err);
+                }
+        }
+
+        /* The kernel mounts on the held fd; a helper gets the checked path. */
+        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
+        if (may_use_helper(s) || access(fd_path, F_OK) < 0)
+                snprintf(fd_path, sizeof(fd_path), "%s", s->target);
+        if ((s->source && mnt_context_set_source(cxt, s->source) < 0) || mnt_context_set_target(cxt, fd_path) < 0 ||
             (s->fstype && mnt_context_set_fstype(cxt, s->fstype) < 0) ||
             (*options && mnt_context_set_options(cxt, options) < 0))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
         mnt_context_disable_mtab(cxt, 1);
-        /* A checked confined target must not be resolved again through links. */
-        if ((s->flags & KM_MOUNT_NO_CANONICALIZE) || (s->confine && path_is_below(s->target, s->confine)))
-                mnt_context_disable_canonicalize(cxt, 1);
+        /* The target was resolved by open_target(): never again through links. */
+        mnt_context_disable_canonicalize(cxt, 1);
         if (s->flags & KM_MOUNT_FAKE)
                 mnt_context_enable_fake(cxt, 1);
         if (s->flags & KM_MOUNT_VERBOSE)
@@ -311,11 +420,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
                 }
                 return r;
         }
-        km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
-
-        r = apply_propagation(s, err);
-        *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
-        return r;
+        return mounted(s, excode, err);
 }
 
 struct host_call {

@@ -6,8 +6,10 @@
  */
 #include <fcntl.h>
 #include <libmount.h>
+#include <limits.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "syscalls.h"
 
@@ -26,7 +28,45 @@ KM_EXPORT bool km_error_is_corrupted_mount(int r) {
         }
 }
 
-/* Fallback: compare the mount ids of path and path/.. (kernels before 5.8). */
+/*
+ * fstat() that asks the filesystem instead of trusting cached attributes:
+ * a FUSE mount whose daemon died keeps answering from its attribute cache.
+ */
+static int stat_sync(int fd, struct stat *st) {
+        struct statx stx;
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_TYPE | STATX_INO, &stx) < 0)
+                return -1;
+        st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        st->st_ino = stx.stx_ino;
+        st->st_mode = stx.stx_mode;
+        return 0;
+}
+
+/* The directory that holds the non-directory open at fd (which has no ".."). */
+static int open_parent_of_file(int fd) {
+        char link[64], path[PATH_MAX];
+        char *slash;
+        ssize_t n;
+        int parent;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n < 0)
+                return -errno;
+        path[n] = '\0';
+        slash = strrchr(path, '/');
+        if (path[0] != '/' || !slash)
+                return -ENOENT; /* not reachable from our root */
+        if (slash == path)
+                slash[1] = '\0';
+        else
+                *slash = '\0';
+        parent = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return parent < 0 ? -errno : parent;
+}
+
+/* Fallback: compare the mount ids of path and its parent (kernels before 5.8). */
 static int is_mount_point_fallback(const char *path) {
         _cleanup_close_ int fd = -EBADF, parent = -EBADF;
         struct stat st, pst;
@@ -35,11 +75,18 @@ static int is_mount_point_fallback(const char *path) {
         fd = open(path, O_PATH | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0) /* a dead FUSE daemon answers ENOTCONN here */
+        if (stat_sync(fd, &st) < 0) /* a dead FUSE daemon answers ENOTCONN here */
                 return -errno;
-        parent = openat(fd, "..", O_PATH | O_CLOEXEC);
-        if (parent < 0)
-                return -errno;
+        /* Files can be mount points too (bind-mounted subPath files, /etc/hostname). */
+        if (S_ISDIR(st.st_mode)) {
+                parent = openat(fd, "..", O_PATH | O_CLOEXEC);
+                if (parent < 0)
+                        return -errno;
+        } else {
+                parent = open_parent_of_file(fd);
+                if (parent < 0)
+                        return parent;
+        }
         if (fstat(parent, &pst) < 0)
                 return -errno;
         if (st.st_dev == pst.st_dev && st.st_ino == pst.st_ino)
@@ -56,7 +103,7 @@ KM_EXPORT int km_is_mount_point(const char *path, struct km_error *err) {
         if (!path || !*path)
                 return km_error_set(err, -EINVAL, "empty path");
         if (km_feature(KM_FEATURE_STATX_MNT)) {
-                if (statx(AT_FDCWD, path, 0, STATX_TYPE, &stx) < 0) {
+                if (statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) < 0) {
                         r = -errno;
                         if (km_error_is_corrupted_mount(r))
                                 return km_error_set(err, r, "%s: corrupted mount", path);

@@ -83,6 +83,22 @@ int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_att
         return 0;
 }
 
+/* open_tree and move_mount date from 5.2; they go with mount_setattr here. */
+int km_open_tree(int dfd, const char *path, unsigned flags) {
+        int fd;
+
+        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+                return -ENOSYS;
+        fd = (int)syscall(__NR_open_tree, dfd, path, flags);
+        return fd < 0 ? -errno : fd;
+}
+
+int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags) {
+        if (syscall(__NR_move_mount, from_dfd, from, to_dfd, to, flags) < 0)
+                return -errno;
+        return 0;
+}
+
 int km_fdinfo_mnt_id(int fd, unsigned *ret) {
         char path[64], buf[4096];
         _cleanup_close_ int info = -EBADF;

@@ -71,3 +71,12 @@ char *path_simplify(char *p) {
         *w = '\0';
         return p;
 }
+
+const char *str_printable(const char *s, char *buf, size_t size) {
+        size_t i = 0;
+
+        for (; s && s[i] && i + 1 < size; i++)
+                buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+        buf[i] = '\0';
+        return buf;
+}

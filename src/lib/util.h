@@ -69,6 +69,9 @@ bool path_is_below(const char *path, const char *prefix);
 /* Collapses repeated slashes and drops a trailing one, in place (no resolving). */
 char *path_simplify(char *p);
 
+/* Copies s into buf with control characters shown as '?', for messages. */
+const char *str_printable(const char *s, char *buf, size_t size);
+
 /* Errors and logging (error.c). */
 int km_error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 /* Like km_error_set() without the ": strerror" suffix. */

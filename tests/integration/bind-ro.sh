@@ -54,16 +54,14 @@ pod_up late
 run in_pod late touch "$D1/from-late-pod"
 like "$ERR" "Read-only file system" "a pod started after the mount sees it read-only"
 
-# Mounts that existed before the remount (the kubelet's own view, running
-# pods) are copies made by propagation: the kernel does not propagate the
-# later ro remount to them.  kubemount could avoid this for the one-call form
-# (open_tree + mount_setattr + move_mount); it does not yet.
-KM_TODO="ro is applied by a remount that does not propagate: the kubelet's and running pods' copies are rw"
+# The copies that propagation makes in the kubelet's namespace and in running
+# pods must be read-only too: kubemount sets the flags before attaching the
+# bind (open_tree + mount_setattr + move_mount), as a later remount would not
+# propagate.
 run in_kubelet touch "$D1/from-kubelet"
 like "$ERR" "Read-only file system" "one-call ro bind: read-only in the kubelet's namespace too"
 run in_pod a touch "$D1/from-pod"
 like "$ERR" "Read-only file system" "one-call ro bind: read-only in a running pod too"
-KM_TODO=""
 
 for d in "$D1" "$D2" "$D3" "$D4"; do
         check "kubemount umount $(basename "$d")" "$KUBEMOUNT" umount "$d"

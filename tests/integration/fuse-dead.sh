@@ -94,10 +94,8 @@ wait_for 10 is_mounted host "$M"
 km is-mountpoint "$M"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-KM_TODO="src/lib/mountpoint.c: statx without AT_STATX_FORCE_SYNC reads cached attributes"
 run km is-mountpoint "$M"
 is "$RC" 3 "a dead daemon with a long attr_timeout: is-mountpoint exits 3 right away"
-KM_TODO=""
 check "... and kubemount umount cleans it" km umount "$M"
 
 node_down "dead FUSE"
