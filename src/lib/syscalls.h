@@ -24,7 +24,7 @@
 #define __NR_statmount 457
 #endif
 
-/* struct mnt_id_req / struct statmount as of Linux 6.8 (fields we read). */
+/* struct mnt_id_req / struct statmount of the Linux UAPI (fields up to 6.12). */
 struct km_mnt_id_req {
         uint32_t size;
         uint32_t spare;
@@ -50,12 +50,17 @@ struct km_statmount {
         uint64_t propagate_from;
         uint32_t mnt_root;
         uint32_t mnt_point;
-        uint64_t __spare2[50];
+        uint64_t mnt_ns_id;   /* 6.11 */
+        uint32_t fs_subtype;  /* 6.12, [str] */
+        uint32_t sb_source;   /* 6.12, [str] */
+        uint32_t opt_num, opt_array, opt_sec_num, opt_sec_array;
+        uint64_t __spare2[46];
         char str[];
 };
 #define KM_STATMOUNT_MNT_BASIC 0x00000002U
 #define KM_STATMOUNT_MNT_POINT 0x00000010U
 #define KM_STATMOUNT_FS_TYPE 0x00000020U
+#define KM_STATMOUNT_FS_SUBTYPE 0x00000100U
 
 /* Feature switches (features.c). */
 bool km_feature(unsigned feature);

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * After the namespaces are entered: mount/umount (bare, by path, or wrapped
+ * in systemd-run --scope --) go through libkubemount, the kubelet's probes
+ * are answered in-process.  Returns the exit status, or -1 when argv is not
+ * ours to handle and must be executed as nsenter would.
+ */
+int route_program(int argc, char **argv, bool mount_ns_entered);
