@@ -84,7 +84,8 @@ static int answer_findmnt(const char *path, char **ret) {
             km_statmount(sm->mnt_parent_id, KM_STATMOUNT_MNT_POINT, &parent) == 0 &&
             (parent->mask & KM_STATMOUNT_MNT_POINT) && streq(parent->str + parent->mnt_point, point))
                 return -EAGAIN;
-        if (asprintf(ret, "%s %s%s%s\n", point, type, *sub ? "." : "", sub) < 0)
+        /* libsmartcols pads the column to its header's width ("TARGET") even without headings. */
+        if (asprintf(ret, "%-6s %s%s%s\n", point, type, *sub ? "." : "", sub) < 0)
                 return -ENOMEM;
         return 0;
 }
