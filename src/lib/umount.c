@@ -169,41 +169,55 @@ static int umount_once(const char *target, int mnt_flags, bool helpers, const ch
 }
 
 /*
- * One attempt in a child so that a hung filesystem cannot hang us: 0 done,
- * -ETIMEDOUT when the child did not finish in time (it is killed and left
- * to be reaped), else the child's negative errno.
+ * One attempt in a worker process so that a hung filesystem cannot hang us:
+ * 0 done, -ETIMEDOUT when the worker did not answer in time (it is killed),
+ * else its negative errno.  The worker is a grandchild, orphaned at once, so
+ * a worker stuck in the kernel never leaves a zombie in the caller.
  */
 static int umount_once_timed(const char *target, int mnt_flags, bool helpers, const char *fstype, int timeout_ms,
                              struct km_error *err) {
-        int pidfd, status = 0, r;
-        pid_t pid;
+        _cleanup_close_ int rd = -EBADF, worker_fd = -EBADF;
+        struct pollfd p;
+        int fds[2], status, r;
+        int32_t answer;
+        pid_t pid, worker;
 
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return km_error_set(err, -errno, "umount %s: pipe", target);
+        rd = fds[0];
         pid = fork();
-        if (pid < 0)
+        if (pid < 0) {
+                close(fds[1]);
                 return km_error_set(err, -errno, "umount %s: fork", target);
+        }
         if (pid == 0) {
-                r = umount_once(target, mnt_flags, helpers, fstype, NULL);
-                _exit(r < 0 ? (-r & 0xff) : 0);
-        }
-        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        if (pidfd >= 0) {
-                struct pollfd p = { .fd = pidfd, .events = POLLIN };
-                r = poll(&p, 1, timeout_ms);
-                close(pidfd);
-                if (r == 0) {
-                        kill(pid, SIGKILL);
-                        waitpid(pid, &status, WNOHANG);
-                        return km_error_set(err, -ETIMEDOUT, "umount %s: no answer after %d ms", target, timeout_ms);
+                pid_t w = fork();
+                if (w != 0) {
+                        _exit(w < 0 || write(fds[1], &w, sizeof(w)) != sizeof(w));
                 }
+                answer = umount_once(target, mnt_flags, helpers, fstype, NULL);
+                _exit(write(fds[1], &answer, sizeof(answer)) != sizeof(answer));
         }
-        if (waitpid(pid, &status, 0) < 0)
-                return km_error_set(err, -errno, "umount %s: wait", target);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        close(fds[1]);
+        (void)waitpid(pid, &status, 0); /* exits right after forking the worker */
+        if (read(rd, &worker, sizeof(worker)) != sizeof(worker))
+                return km_error_set(err, -ECHILD, "umount %s: worker did not start", target);
+        worker_fd = (int)syscall(SYS_pidfd_open, worker, 0); /* to signal it safely later */
+
+        p = (struct pollfd){ .fd = rd, .events = POLLIN };
+        r = poll(&p, 1, timeout_ms);
+        if (r == 0) {
+                if (worker_fd >= 0)
+                        syscall(SYS_pidfd_send_signal, worker_fd, SIGKILL, NULL, 0);
+                return km_error_set(err, -ETIMEDOUT, "umount %s: no answer after %d ms", target, timeout_ms);
+        }
+        if (r < 0 || read(rd, &answer, sizeof(answer)) != sizeof(answer))
+                return km_error_set(err, -EIO, "umount %s: worker died", target);
+        if (answer == 0)
                 return 0;
-        r = WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
-        if (r == -EINVAL)
-                return km_error_set_plain(err, r, "umount: %s: not mounted", target);
-        return km_error_set(err, r, "umount %s", target);
+        if (answer == -EINVAL)
+                return km_error_set_plain(err, answer, "umount: %s: not mounted", target);
+        return km_error_set(err, answer, "umount %s", target);
 }
 
 static int umount_escalating(const char *target, unsigned flags, int timeout_ms, bool helpers, const char *fstype,
