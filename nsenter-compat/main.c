@@ -135,7 +135,11 @@ int main(int argc, char **argv) {
         bool setgroups_failed = false, mount_entered;
         int do_fork = -1;
 
-        nsenter_args_parse(argc, argv, true, &a);
+        /*
+         * Silently first: nsenter would have stopped at a failed open before
+         * getopt complained about a later word.
+         */
+        nsenter_args_parse(argc, argv, false, &a);
         /* Replay the opens that nsenter makes while it parses, in order. */
         for (size_t i = 0; i < a.n_events; i++) {
                 const struct ns_event *e = &a.events[i];
@@ -147,6 +151,11 @@ int main(int argc, char **argv) {
                         open_target(&wd_fd, "cwd", e->path, a.target_pid);
         }
         if (a.failed) {
+                if (a.try_help) {
+                        /* The opens went well: the same parse again, for getopt's message. */
+                        nsenter_args_done(&a);
+                        nsenter_args_parse(argc, argv, true, &a);
+                }
                 if (a.error[0])
                         warnx("%s", a.error);
                 if (a.try_help)

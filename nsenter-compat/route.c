@@ -3,6 +3,7 @@
 #include <libmount.h>
 
 #include "mountargs.h"
+#include "options.h"
 #include "probes.h"
 #include "route.h"
 
@@ -31,6 +32,34 @@ static bool may_start_daemon(const char *fstype) {
                streq(fstype, "sshfs");
 }
 
+/*
+ * A bind, a remount or a propagation change runs no helper, so no daemon, even
+ * without -t: the kubelet wraps its two bind calls in systemd-run too.
+ */
+static bool runs_no_helper(int argc, char **argv) {
+        static const char *const no_helper_opts[] = { "bind", "rbind", "remount" };
+
+        for (int i = 1; i < argc; i++) {
+                const char *opts = NULL;
+
+                if (streq(argv[i], "--"))
+                        break;
+                if (streq(argv[i], "-B") || streq(argv[i], "--bind") || streq(argv[i], "-R") ||
+                    streq(argv[i], "--rbind") || startswith(argv[i], "--make-"))
+                        return true;
+                if ((streq(argv[i], "-o") || streq(argv[i], "--options")) && i + 1 < argc)
+                        opts = argv[++i];
+                else if (startswith(argv[i], "--options="))
+                        opts = argv[i] + strlen("--options=");
+                else if (startswith(argv[i], "-o"))
+                        opts = argv[i] + 2;
+                for (size_t k = 0; opts && k < ELEMENTSOF(no_helper_opts); k++)
+                        if (options_has(opts, no_helper_opts[k]))
+                                return true;
+        }
+        return false;
+}
+
 static const char *kubelet_dir(void) {
         const char *d = getenv("KUBEMOUNT_KUBELET_DIR");
         return d && d[0] == '/' ? d : "/var/lib/kubelet";
@@ -42,13 +71,15 @@ static int route_mount(int argc, char **argv, bool wrapped) {
         const char *fstype = NULL;
         int r, excode = MNT_EX_SUCCESS;
 
+        if (argc == 1)
+                return -1; /* bare "mount" lists the mount table: the real mount prints it */
         r = mount_args_parse(argc, argv, &a);
         if (r == 0 && wrapped) {
                 /* Peek at -t without a getter: the spec is opaque. */
                 for (int i = 1; i + 1 < argc; i++)
                         if (streq(argv[i], "-t") || streq(argv[i], "--types"))
                                 fstype = argv[i + 1];
-                if (may_start_daemon(fstype) && !(a.help || a.version)) {
+                if (may_start_daemon(fstype) && !(!fstype && runs_no_helper(argc, argv)) && !(a.help || a.version)) {
                         mount_args_done(&a);
                         return -1;
                 }

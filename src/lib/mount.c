@@ -6,7 +6,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <libmount.h>
+#include "libmount-dl.h"
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -15,7 +15,7 @@
 #include "syscalls.h"
 #include "util.h"
 
-DEFINE_CLEANUP(struct libmnt_context, mnt_free_context)
+DEFINE_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
 struct km_mount_spec {
         char *source, *target, *fstype;
@@ -134,16 +134,6 @@ KM_EXPORT char *km_mount_spec_describe(const struct km_mount_spec *s) {
         return r;
 }
 
-static bool has_option(const char *options, const char *name) {
-        _cleanup_free_ char *copy = strdup(options ? options : "");
-        char *p = copy, *n, *v;
-        size_t nsz, vsz;
-
-        while (p && mnt_optstr_next_option(&p, &n, &nsz, &v, &vsz) == 0)
-                if (nsz == strlen(name) && strncmp(n, name, nsz) == 0)
-                        return true;
-        return false;
-}
 
 /* Validates everything that came from outside; *excode = 1 (usage) on error. */
 static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
@@ -170,11 +160,10 @@ static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
 
 /* Replaces any sensitive value that a helper or libmount echoed. */
 static void scrub(char *message, const char *sensitive) {
-        _cleanup_free_ char *copy = strdup(sensitive ? sensitive : "");
-        char *p = copy, *n, *v;
+        const char *p = sensitive, *n, *v;
         size_t nsz, vsz;
 
-        while (p && mnt_optstr_next_option(&p, &n, &nsz, &v, &vsz) == 0) {
+        while (options_next(&p, &n, &nsz, &v, &vsz) == 0) {
                 char *hit;
                 if (!v || vsz == 0)
                         continue;
@@ -193,8 +182,8 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
         const struct km_mount *m;
         int r;
 
-        if (!s->source || (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || has_option(s->options, "remount") ||
-            has_option(s->options, "bind") || has_option(s->options, "rbind"))
+        if (!s->source || (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(s->options, "remount") ||
+            options_has(s->options, "bind") || options_has(s->options, "rbind"))
                 return 0;
         if (km_is_mount_point(s->target, NULL) <= 0)
                 return 0;
@@ -229,8 +218,8 @@ static bool may_use_helper(const struct km_mount_spec *s) {
         char p[300];
 
         if (!s->fstype || strchr(s->fstype, '.'))
-                return !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) && !has_option(s->options, "bind") &&
-                       !has_option(s->options, "rbind");
+                return !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) && !options_has(s->options, "bind") &&
+                       !options_has(s->options, "rbind");
         snprintf(p, sizeof(p), "/sbin/mount.%s", s->fstype);
         if (access(p, X_OK) == 0)
                 return true;
@@ -276,19 +265,16 @@ static int bind_detached(const struct km_mount_spec *s, const char *options, int
                 { "bind", 0, 0 },
                 { "rbind", 0, 0 },
         };
-        _cleanup_free_ char *copy = strdup(options);
         _cleanup_close_ int tree = -EBADF;
         struct mount_attr attr = {};
-        bool recursive = (s->flags & KM_MOUNT_RBIND) || has_option(options, "rbind");
-        char *p = copy, *n, *v;
+        bool recursive = (s->flags & KM_MOUNT_RBIND) || options_has(options, "rbind");
+        const char *p = options, *n, *v;
         size_t nsz, vsz;
         int r;
 
-        if (!copy)
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
         if (!s->source || s->sensitive || s->flags & KM_MOUNT_FAKE)
                 return -ENOSYS;
-        while (mnt_optstr_next_option(&p, &n, &nsz, &v, &vsz) == 0) {
+        while (options_next(&p, &n, &nsz, &v, &vsz) == 0) {
                 size_t i;
                 for (i = 0; i < ELEMENTSOF(attrs); i++)
                         if (!v && nsz == strlen(attrs[i].name) && strncmp(n, attrs[i].name, nsz) == 0)
@@ -337,7 +323,7 @@ static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *
 }
 
 KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
-        _cleanup_(mnt_free_contextp) struct libmnt_context *cxt = NULL;
+        _cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = NULL;
         _cleanup_free_ char *options = NULL;
         _cleanup_close_ int target_fd = -EBADF;
         char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX];
@@ -368,8 +354,10 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
                 return r;
 
         *excode = MNT_EX_SYSERR;
+        if (dlopen_libmount() < 0)
+                return km_error_set(err, -EOPNOTSUPP, "mount %s: cannot load libmount", s->target);
         options = strjoin_opts(s->options, s->sensitive);
-        if (!options || !(cxt = mnt_new_context()))
+        if (!options || !(cxt = sym_mnt_new_context()))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
         if ((s->flags & KM_MOUNT_BIND) && !(options = strjoin_opts(TAKE_PTR(options), "bind")))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
@@ -380,7 +368,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
 
-        if ((s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || has_option(options, "bind") || has_option(options, "rbind")) {
+        if ((s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(options, "bind") || options_has(options, "rbind")) {
                 r = bind_detached(s, options, target_fd, err);
                 if (r != -ENOSYS) {
                         *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
@@ -392,25 +380,25 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
         if (may_use_helper(s) || access(fd_path, F_OK) < 0)
                 snprintf(fd_path, sizeof(fd_path), "%s", s->target);
-        if ((s->source && mnt_context_set_source(cxt, s->source) < 0) || mnt_context_set_target(cxt, fd_path) < 0 ||
-            (s->fstype && mnt_context_set_fstype(cxt, s->fstype) < 0) ||
-            (*options && mnt_context_set_options(cxt, options) < 0))
+        if ((s->source && sym_mnt_context_set_source(cxt, s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
+            (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
+            (*options && sym_mnt_context_set_options(cxt, options) < 0))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
-        mnt_context_disable_mtab(cxt, 1);
+        sym_mnt_context_disable_mtab(cxt, 1);
         /* The target was resolved by open_target(): never again through links. */
-        mnt_context_disable_canonicalize(cxt, 1);
+        sym_mnt_context_disable_canonicalize(cxt, 1);
         if (s->flags & KM_MOUNT_FAKE)
-                mnt_context_enable_fake(cxt, 1);
+                sym_mnt_context_enable_fake(cxt, 1);
         if (s->flags & KM_MOUNT_VERBOSE)
-                mnt_context_enable_verbose(cxt, 1);
+                sym_mnt_context_enable_verbose(cxt, 1);
 
         explicit_bzero(options, strlen(options));
-        rc = mnt_context_mount(cxt);
-        ex = mnt_context_get_excode(cxt, rc, msg, sizeof(msg));
+        rc = sym_mnt_context_mount(cxt);
+        ex = sym_mnt_context_get_excode(cxt, rc, msg, sizeof(msg));
         if (ex != MNT_EX_SUCCESS) {
                 scrub(msg, s->sensitive);
                 *excode = ex;
-                r = mnt_context_syscall_called(cxt) ? -mnt_context_get_syscall_errno(cxt) : -EINVAL;
+                r = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EINVAL;
                 if (r >= 0)
                         r = -EIO; /* a helper failed: the helper printed why */
                 if (err) {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The mount table, parsed only through libmount; mountinfo path injectable. */
-#include <libmount.h>
+#include "libmount-dl.h"
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
 
 #include "util.h"
 
-DEFINE_CLEANUP(struct libmnt_iter, mnt_free_iter)
+DEFINE_CLEANUP(struct libmnt_iter, sym_mnt_free_iter)
 
 struct km_mount_table {
         struct libmnt_table *tb;
@@ -16,7 +16,7 @@ struct km_mount_table {
 };
 
 static int parser_errcb(struct libmnt_table *tb, const char *filename _unused_, int line) {
-        struct km_mount_table *t = mnt_table_get_userdata(tb);
+        struct km_mount_table *t = sym_mnt_table_get_userdata(tb);
 
         if (t && !t->bad_line)
                 t->bad_line = line;
@@ -26,7 +26,8 @@ static int parser_errcb(struct libmnt_table *tb, const char *filename _unused_, 
 KM_EXPORT void km_mount_table_free(struct km_mount_table *t) {
         if (!t)
                 return;
-        mnt_unref_table(t->tb);
+        if (t->tb)
+                sym_mnt_unref_table(t->tb);
         free(t->fs);
         free(t);
 }
@@ -34,32 +35,34 @@ DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
 
 KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
-        _cleanup_(mnt_free_iterp) struct libmnt_iter *it = NULL;
+        _cleanup_(sym_mnt_free_iterp) struct libmnt_iter *it = NULL;
         struct libmnt_fs *fs;
         const char *path = mountinfo ? mountinfo : "/proc/self/mountinfo";
         size_t i = 0;
         int r;
 
+        if (dlopen_libmount() < 0)
+                return km_error_set(err, -EOPNOTSUPP, "mount table %s: cannot load libmount", path);
         t = calloc(1, sizeof(*t));
-        if (!t || !(t->tb = mnt_new_table()) || !(it = mnt_new_iter(MNT_ITER_FORWARD)))
+        if (!t || !(t->tb = sym_mnt_new_table()) || !(it = sym_mnt_new_iter(MNT_ITER_FORWARD)))
                 return km_error_set(err, -ENOMEM, "mount table %s", path);
-        mnt_table_set_userdata(t->tb, t);
-        mnt_table_set_parser_errcb(t->tb, parser_errcb);
-        r = mnt_table_parse_file(t->tb, path);
+        sym_mnt_table_set_userdata(t->tb, t);
+        sym_mnt_table_set_parser_errcb(t->tb, parser_errcb);
+        r = sym_mnt_table_parse_file(t->tb, path);
         if (t->bad_line)
                 return km_error_set(err, -EBADMSG, "mount table %s: line %d is malformed", path, t->bad_line);
         if (r < 0)
                 return km_error_set(err, r, "mount table %s", path);
 
-        t->n = mnt_table_get_nents(t->tb);
+        t->n = sym_mnt_table_get_nents(t->tb);
         if (t->n == 0) /* every mount namespace has a root: an empty file is not a mount table */
                 return km_error_set(err, -EBADMSG, "mount table %s: no mounts in it", path);
         t->fs = calloc(t->n, sizeof(*t->fs));
         if (!t->fs)
                 return km_error_set(err, -ENOMEM, "mount table %s", path);
-        while (i < t->n && mnt_table_next_fs(t->tb, it, &fs) == 0) {
+        while (i < t->n && sym_mnt_table_next_fs(t->tb, it, &fs) == 0) {
                 /* libmount guesses the format from the first line; fstab or utab lines have no root. */
-                if (!mnt_fs_get_root(fs))
+                if (!sym_mnt_fs_get_root(fs))
                         return km_error_set(err, -EBADMSG, "mount table %s: entry %zu is not in mountinfo format",
                                             path, i + 1);
                 t->fs[i++] = fs;
@@ -79,7 +82,7 @@ KM_EXPORT const struct km_mount *km_mount_table_at(const struct km_mount_table *
 
 KM_EXPORT const struct km_mount *km_mount_table_find_target(const struct km_mount_table *t, const char *path) {
         for (size_t i = t->n; i > 0; i--) {
-                const char *target = mnt_fs_get_target(t->fs[i - 1]);
+                const char *target = sym_mnt_fs_get_target(t->fs[i - 1]);
                 if (target && streq(target, path))
                         return (const struct km_mount *)t->fs[i - 1];
         }
@@ -91,38 +94,38 @@ static struct libmnt_fs *FS(const struct km_mount *m) {
 }
 
 KM_EXPORT unsigned km_mount_id(const struct km_mount *m) {
-        return (unsigned)mnt_fs_get_id(FS(m));
+        return (unsigned)sym_mnt_fs_get_id(FS(m));
 }
 KM_EXPORT unsigned km_mount_parent_id(const struct km_mount *m) {
-        return (unsigned)mnt_fs_get_parent_id(FS(m));
+        return (unsigned)sym_mnt_fs_get_parent_id(FS(m));
 }
 KM_EXPORT const char *km_mount_target(const struct km_mount *m) {
-        return mnt_fs_get_target(FS(m));
+        return sym_mnt_fs_get_target(FS(m));
 }
 KM_EXPORT const char *km_mount_source(const struct km_mount *m) {
-        return mnt_fs_get_source(FS(m));
+        return sym_mnt_fs_get_source(FS(m));
 }
 KM_EXPORT const char *km_mount_fstype(const struct km_mount *m) {
-        return mnt_fs_get_fstype(FS(m));
+        return sym_mnt_fs_get_fstype(FS(m));
 }
 KM_EXPORT const char *km_mount_root(const struct km_mount *m) {
-        return mnt_fs_get_root(FS(m));
+        return sym_mnt_fs_get_root(FS(m));
 }
 KM_EXPORT const char *km_mount_vfs_options(const struct km_mount *m) {
-        return mnt_fs_get_vfs_options(FS(m));
+        return sym_mnt_fs_get_vfs_options(FS(m));
 }
 KM_EXPORT const char *km_mount_fs_options(const struct km_mount *m) {
-        return mnt_fs_get_fs_options(FS(m));
+        return sym_mnt_fs_get_fs_options(FS(m));
 }
 
 KM_EXPORT char *km_mount_options_masked(const struct km_mount *m) {
-        _cleanup_free_ char *all = mnt_fs_strdup_options(FS(m));
+        _cleanup_free_ char *all = sym_mnt_fs_strdup_options(FS(m));
         return km_options_mask(all);
 }
 
 /* Value of "key:N" among the optional fields ("shared:1 master:2"). */
 static unsigned optional_field(const struct km_mount *m, const char *key) {
-        const char *s = mnt_fs_get_optional_fields(FS(m));
+        const char *s = sym_mnt_fs_get_optional_fields(FS(m));
         size_t n = strlen(key);
 
         while (s && *s) {
@@ -145,7 +148,7 @@ KM_EXPORT unsigned km_mount_propagation(const struct km_mount *m) {
         unsigned long flags = 0;
         unsigned r = 0;
 
-        if (mnt_fs_get_propagation(FS(m), &flags) < 0)
+        if (sym_mnt_fs_get_propagation(FS(m), &flags) < 0)
                 return 0;
         if (flags & MS_SHARED)
                 r |= KM_PROPAGATION_SHARED;
@@ -196,12 +199,12 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
         if (!refs)
                 return km_error_set(err, -ENOMEM, "refs %s", path);
 
-        dev_t dev = mnt_fs_get_devno(FS(self));
+        dev_t dev = sym_mnt_fs_get_devno(FS(self));
         const char *root = km_mount_root(self);
         for (size_t i = 0; i < t->n; i++) {
-                const char *target = mnt_fs_get_target(t->fs[i]);
-                const char *r = mnt_fs_get_root(t->fs[i]);
-                if ((const struct km_mount *)t->fs[i] == self || mnt_fs_get_devno(t->fs[i]) != dev ||
+                const char *target = sym_mnt_fs_get_target(t->fs[i]);
+                const char *r = sym_mnt_fs_get_root(t->fs[i]);
+                if ((const struct km_mount *)t->fs[i] == self || sym_mnt_fs_get_devno(t->fs[i]) != dev ||
                     !r || !root || !streq(r, root) || !target || streq(target, path))
                         continue;
                 if (!(refs[n++] = strdup(target))) {

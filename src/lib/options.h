@@ -11,3 +11,11 @@ int argument_validate(const char *what, const char *value, const char **ret_why)
 int fstype_validate(const char *fstype, const char **ret_why);
 /* "a,password=<masked>"; with mask_all_values every value and every bare item is masked. */
 char *options_mask(const char *options, bool mask_all_values);
+
+/*
+ * Next item of a comma-separated option string, split as libmount splits it
+ * (quotes keep commas): 0 and name/value (value NULL without '='), 1 at the
+ * end, -EINVAL for an empty item.  *optstr advances.
+ */
+int options_next(const char **optstr, const char **name, size_t *namesz, const char **value, size_t *valuesz);
+bool options_has(const char *options, const char *key);

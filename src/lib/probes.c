@@ -21,9 +21,11 @@ enum probe_kind probe_match(int argc, char *const *argv) {
         if (streq(name, "findmnt") && argc == 7 && streq(argv[1], "-o") && streq(argv[2], "target,fstype") &&
             streq(argv[3], "--noheadings") && streq(argv[4], "--first-only") && streq(argv[5], "--target"))
                 return PROBE_FINDMNT_TARGET;
-        if (streq(name, "realpath") && argc == 3 && (streq(argv[1], "-e") || streq(argv[1], "-m")))
+        /* realpath and stat take a word that starts with '-' as an option ("-" is stdin to stat). */
+        if (streq(name, "realpath") && argc == 3 && (streq(argv[1], "-e") || streq(argv[1], "-m")) && argv[2][0] != '-')
                 return PROBE_REALPATH;
-        if (streq(name, "stat") && argc == 4 && streq(argv[1], "-L") && streq(argv[2], "--printf=%F"))
+        if (streq(name, "stat") && argc == 4 && streq(argv[1], "-L") && streq(argv[2], "--printf=%F") &&
+            argv[3][0] != '-')
                 return PROBE_STAT_TYPE;
         return PROBE_NONE;
 }

@@ -6,7 +6,7 @@
  */
 #include <fcntl.h>
 #include <glob.h>
-#include <libmount.h>
+#include "libmount-dl.h"
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -20,7 +20,7 @@
 #include "syscalls.h"
 #include "util.h"
 
-DEFINE_CLEANUP(struct libmnt_context, mnt_free_context)
+DEFINE_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
 /* Identity and mtime of a helper directory: adding or removing an entry changes it. */
 struct dir_stamp {
@@ -111,21 +111,24 @@ static char *fstype_at(const char *target) {
 }
 
 static int umount_with_helper(const char *target, int mnt_flags, struct km_error *err) {
-        _cleanup_(mnt_free_contextp) struct libmnt_context *cxt = mnt_new_context();
+        _cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = NULL;
         char msg[KM_ERROR_MAX] = "";
         int rc;
 
-        if (!cxt || mnt_context_set_target(cxt, target) < 0)
+        if (dlopen_libmount() < 0)
+                return km_error_set(err, -EOPNOTSUPP, "umount %s: cannot load libmount", target);
+        cxt = sym_mnt_new_context();
+        if (!cxt || sym_mnt_context_set_target(cxt, target) < 0)
                 return km_error_set(err, -ENOMEM, "umount %s", target);
-        mnt_context_disable_mtab(cxt, 1);
+        sym_mnt_context_disable_mtab(cxt, 1);
         if (mnt_flags & MNT_FORCE)
-                mnt_context_enable_force(cxt, 1);
+                sym_mnt_context_enable_force(cxt, 1);
         if (mnt_flags & MNT_DETACH)
-                mnt_context_enable_lazy(cxt, 1);
-        rc = mnt_context_umount(cxt);
-        if (mnt_context_get_excode(cxt, rc, msg, sizeof(msg)) == MNT_EX_SUCCESS)
+                sym_mnt_context_enable_lazy(cxt, 1);
+        rc = sym_mnt_context_umount(cxt);
+        if (sym_mnt_context_get_excode(cxt, rc, msg, sizeof(msg)) == MNT_EX_SUCCESS)
                 return 0;
-        rc = mnt_context_syscall_called(cxt) ? -mnt_context_get_syscall_errno(cxt) : -EIO;
+        rc = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EIO;
         if (err) {
                 err->code = rc;
                 snprintf(err->message, sizeof(err->message), "umount: %s", msg);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libmount loaded on first use (see libmount-dl.h). */
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "libmount-dl.h"
+#include "util.h"
+
+#define KM_DEFINE_SYM(f) __typeof__(f) *sym_##f;
+KM_LIBMOUNT_SYMBOLS(KM_DEFINE_SYM)
+#undef KM_DEFINE_SYM
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded = -EOPNOTSUPP;
+
+static void load(void) {
+        void *dl = dlopen("libmount.so.1", RTLD_NOW | RTLD_LOCAL);
+
+        if (!dl) {
+                km_log(KM_LOG_ERR, "cannot load libmount: %s", dlerror());
+                return;
+        }
+#define KM_LOAD_SYM(f)                                                                                               \
+        if (!(sym_##f = (__typeof__(f) *)dlsym(dl, #f))) {                                                           \
+                km_log(KM_LOG_ERR, "libmount lacks %s", #f);                                                        \
+                return;                                                                                              \
+        }
+        KM_LIBMOUNT_SYMBOLS(KM_LOAD_SYM)
+#undef KM_LOAD_SYM
+        loaded = 0; /* never dlclose'd: libmount keeps global state */
+}
+
+int dlopen_libmount(void) {
+        pthread_once(&once, load);
+        return loaded;
+}
