@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "options.h"
+#include "newmount.h"
 #include "resolve.h"
 #include "syscalls.h"
 #include "util.h"
@@ -163,6 +164,8 @@ static void scrub(char *message, const char *sensitive) {
         const char *p = sensitive, *n, *v;
         size_t nsz, vsz;
 
+        if (!message)
+                return;
         while (options_next(&p, &n, &nsz, &v, &vsz) == 0) {
                 char *hit;
                 if (!v || vsz == 0)
@@ -227,87 +230,6 @@ static bool may_use_helper(const struct km_mount_spec *s) {
         return access(p, X_OK) == 0;
 }
 
-/* The kernel refuses a directory onto a file and back with a vague EINVAL. */
-static int bind_types_match(int source_fd, int target_fd) {
-        struct stat a, b;
-
-        if (fstat(source_fd, &a) < 0 || fstat(target_fd, &b) < 0)
-                return -errno;
-        if (S_ISDIR(a.st_mode) && !S_ISDIR(b.st_mode))
-                return -ENOTDIR;
-        if (!S_ISDIR(a.st_mode) && S_ISDIR(b.st_mode))
-                return -EISDIR;
-        return 0;
-}
-
-/*
- * A bind mount whose flags are set before it is attached (open_tree +
- * mount_setattr + move_mount), so that the copies propagation makes in the
- * kubelet's and pods' namespaces are read-only too: a bind-then-remount only
- * changes the original.  -ENOSYS: options this path does not take, or an old
- * kernel; the caller then goes through libmount.
- */
-static int bind_detached(const struct km_mount_spec *s, const char *options, int target_fd, struct km_error *err) {
-        static const struct {
-                const char *name;
-                uint64_t set, clr;
-        } attrs[] = {
-                { "ro", MOUNT_ATTR_RDONLY, 0 },
-                { "rw", 0, MOUNT_ATTR_RDONLY },
-                { "nosuid", MOUNT_ATTR_NOSUID, 0 },
-                { "suid", 0, MOUNT_ATTR_NOSUID },
-                { "nodev", MOUNT_ATTR_NODEV, 0 },
-                { "dev", 0, MOUNT_ATTR_NODEV },
-                { "noexec", MOUNT_ATTR_NOEXEC, 0 },
-                { "exec", 0, MOUNT_ATTR_NOEXEC },
-                { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0 },
-                { "defaults", 0, 0 },
-                { "bind", 0, 0 },
-                { "rbind", 0, 0 },
-        };
-        _cleanup_close_ int tree = -EBADF;
-        struct mount_attr attr = {};
-        bool recursive = (s->flags & KM_MOUNT_RBIND) || options_has(options, "rbind");
-        const char *p = options, *n, *v;
-        size_t nsz, vsz;
-        int r;
-
-        if (!s->source || s->sensitive || s->flags & KM_MOUNT_FAKE)
-                return -ENOSYS;
-        while (options_next(&p, &n, &nsz, &v, &vsz) == 0) {
-                size_t i;
-                for (i = 0; i < ELEMENTSOF(attrs); i++)
-                        if (!v && nsz == strlen(attrs[i].name) && strncmp(n, attrs[i].name, nsz) == 0)
-                                break;
-                if (i == ELEMENTSOF(attrs))
-                        return -ENOSYS; /* remount, atime flavours, fs options: libmount knows */
-                attr.attr_set = (attr.attr_set & ~attrs[i].clr) | attrs[i].set;
-                attr.attr_clr = (attr.attr_clr & ~attrs[i].set) | attrs[i].clr;
-        }
-
-        tree = km_open_tree(AT_FDCWD, s->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
-        if (tree == -ENOSYS)
-                return -ENOSYS;
-        if (tree == -ENOENT)
-                return km_error_set_plain(err, tree, "mount: %s: bind source %s does not exist", s->target, s->source);
-        if (tree < 0)
-                return km_error_set(err, tree, "mount: %s: bind source %s", s->target, s->source);
-        r = bind_types_match(tree, target_fd);
-        if (r < 0)
-                return km_error_set(err, r, "mount: %s: cannot bind %s onto it", s->target, s->source);
-        if (attr.attr_set || attr.attr_clr) {
-                r = km_mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
-                if (r == -ENOSYS)
-                        return -ENOSYS;
-                if (r < 0)
-                        return km_error_set(err, r, "mount: %s: set flags of bind of %s", s->target, s->source);
-        }
-        r = km_move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-        if (r < 0)
-                return km_error_set(err, r, "mount: %s: attach bind of %s", s->target, s->source);
-        return 0;
-}
-
 static int apply_propagation(const struct km_mount_spec *s, struct km_error *err) {
         return s->has_propagation ? km_propagation_set(s->target, s->propagation, s->propagation_recursive, err) : 0;
 }
@@ -354,10 +276,8 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
                 return r;
 
         *excode = MNT_EX_SYSERR;
-        if (dlopen_libmount() < 0)
-                return km_error_set(err, -EOPNOTSUPP, "mount %s: cannot load libmount", s->target);
         options = strjoin_opts(s->options, s->sensitive);
-        if (!options || !(cxt = sym_mnt_new_context()))
+        if (!options)
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
         if ((s->flags & KM_MOUNT_BIND) && !(options = strjoin_opts(TAKE_PTR(options), "bind")))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
@@ -368,13 +288,30 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
                 return km_error_set(err, -ENOMEM, "mount %s", s->target);
 
-        if ((s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(options, "bind") || options_has(options, "rbind")) {
-                r = bind_detached(s, options, target_fd, err);
-                if (r != -ENOSYS) {
-                        *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
-                        return r < 0 ? r : mounted(s, excode, err);
-                }
+        /* The new mount API where it takes the request; libmount for the rest. */
+        r = -ENOSYS;
+        if (!(s->flags & KM_MOUNT_FAKE) && s->source) {
+                bool bind = options_has(options, "bind"), rbind = options_has(options, "rbind");
+                if (bind || rbind) {
+                        if (!s->sensitive)
+                                r = newmount_bind(s->source, options, rbind, target_fd, s->target, err);
+                } else if (s->fstype && !may_use_helper(s))
+                        r = newmount_fs(s->fstype, s->source, options, target_fd, s->target, err);
         }
+        if (r != -ENOSYS) {
+                explicit_bzero(options, strlen(options));
+                if (r < 0) {
+                        scrub(err ? err->message : NULL, s->sensitive);
+                        *excode = MNT_EX_FAIL;
+                        return r;
+                }
+                return mounted(s, excode, err);
+        }
+
+        if (dlopen_libmount() < 0)
+                return km_error_set(err, -EOPNOTSUPP, "mount %s: cannot load libmount", s->target);
+        if (!(cxt = sym_mnt_new_context()))
+                return km_error_set(err, -ENOMEM, "mount %s", s->target);
 
         /* The kernel mounts on the held fd; a helper gets the checked path. */
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);

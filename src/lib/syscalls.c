@@ -99,6 +99,26 @@ int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, un
         return 0;
 }
 
+int km_fsopen(const char *fstype, unsigned flags) {
+        int fd;
+
+        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+                return -ENOSYS;
+        fd = (int)syscall(__NR_fsopen, fstype, flags);
+        return fd < 0 ? -errno : fd;
+}
+
+int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value) {
+        if (syscall(__NR_fsconfig, fsfd, cmd, key, value, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int km_fsmount(int fsfd, unsigned flags, unsigned attr_flags) {
+        int fd = (int)syscall(__NR_fsmount, fsfd, flags, attr_flags);
+        return fd < 0 ? -errno : fd;
+}
+
 int km_fdinfo_mnt_id(int fd, unsigned *ret) {
         char path[64], buf[4096];
         _cleanup_close_ int info = -EBADF;

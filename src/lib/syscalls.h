@@ -73,5 +73,8 @@ int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret);
 int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr);
 int km_open_tree(int dfd, const char *path, unsigned flags);
 int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags);
+int km_fsopen(const char *fstype, unsigned flags);
+int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value);
+int km_fsmount(int fsfd, unsigned flags, unsigned attr_flags);
 /* The mount id of an fd from /proc/self/fdinfo (works on every kernel). */
 int km_fdinfo_mnt_id(int fd, unsigned *ret);

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Mounts through the new mount API (see newmount.h). */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "newmount.h"
+#include "options.h"
+#include "syscalls.h"
+
+/* Mount (not superblock) attributes by option name. */
+static const struct {
+        const char *name;
+        uint64_t set, clr;
+} mount_attrs[] = {
+        { "ro", MOUNT_ATTR_RDONLY, 0 },
+        { "rw", 0, MOUNT_ATTR_RDONLY },
+        { "nosuid", MOUNT_ATTR_NOSUID, 0 },
+        { "suid", 0, MOUNT_ATTR_NOSUID },
+        { "nodev", MOUNT_ATTR_NODEV, 0 },
+        { "dev", 0, MOUNT_ATTR_NODEV },
+        { "noexec", MOUNT_ATTR_NOEXEC, 0 },
+        { "exec", 0, MOUNT_ATTR_NOEXEC },
+        { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0 },
+        { "symfollow", 0, MOUNT_ATTR_NOSYMFOLLOW },
+        { "nodiratime", MOUNT_ATTR_NODIRATIME, 0 },
+        { "diratime", 0, MOUNT_ATTR_NODIRATIME },
+        { "relatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+        { "noatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
+        { "strictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+};
+
+/* Options that only libmount (or mount(8)) knows what to do with. */
+static const char *const libmount_only[] = {
+        "auto",   "noauto", "user",   "nouser", "users",    "nousers", "owner",   "noowner", "group",
+        "nogroup", "nofail", "_netdev", "remount", "move",   "silent",  "loud",    "iversion", "noiversion",
+        "comment", "helper", "uhelper", "loop",   "offset", "sizelimit", "encryption", "context", "fscontext",
+        "defcontext", "rootcontext", "seclabel", "atime", "norelatime", "nostrictatime",
+};
+
+static bool is_libmount_only(const char *n, size_t nsz) {
+        if (nsz >= 2 && (n[0] == 'x' || n[0] == 'X') && n[1] == '-')
+                return true; /* x-systemd.*, X-mount.* */
+        for (size_t i = 0; i < ELEMENTSOF(libmount_only); i++)
+                if (strlen(libmount_only[i]) == nsz && strncmp(n, libmount_only[i], nsz) == 0)
+                        return true;
+        return false;
+}
+
+/* Applies a mount attribute option to *attr; false if n is not one. */
+static bool mount_attr_option(const char *n, size_t nsz, struct mount_attr *attr) {
+        for (size_t i = 0; i < ELEMENTSOF(mount_attrs); i++)
+                if (strlen(mount_attrs[i].name) == nsz && strncmp(n, mount_attrs[i].name, nsz) == 0) {
+                        attr->attr_clr = (attr->attr_clr & ~mount_attrs[i].set) | mount_attrs[i].clr;
+                        attr->attr_set = (attr->attr_set & ~mount_attrs[i].clr) | mount_attrs[i].set;
+                        return true;
+                }
+        return false;
+}
+
+/* Directories go on directories, files on files; the kernel's EINVAL says neither. */
+static int types_match(int source_fd, int target_fd) {
+        struct stat a, b;
+
+        if (fstat(source_fd, &a) < 0 || fstat(target_fd, &b) < 0)
+                return -errno;
+        if (S_ISDIR(a.st_mode) && !S_ISDIR(b.st_mode))
+                return -ENOTDIR;
+        if (!S_ISDIR(a.st_mode) && S_ISDIR(b.st_mode))
+                return -EISDIR;
+        return 0;
+}
+
+int newmount_bind(const char *source, const char *options, bool recursive, int target_fd, const char *target,
+                  struct km_error *err) {
+        _cleanup_close_ int tree = -EBADF;
+        struct mount_attr attr = {};
+        const char *p = options, *n, *v;
+        size_t nsz, vsz;
+        int r;
+
+        while (options_next(&p, &n, &nsz, &v, &vsz) == 0) {
+                if (v || !(mount_attr_option(n, nsz, &attr) || (nsz == 4 && strncmp(n, "bind", 4) == 0) ||
+                           (nsz == 5 && strncmp(n, "rbind", 5) == 0) || (nsz == 8 && strncmp(n, "defaults", 8) == 0)))
+                        return -ENOSYS; /* remount, filesystem options: libmount knows */
+        }
+        tree = km_open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+        if (tree == -ENOSYS)
+                return -ENOSYS;
+        if (tree == -ENOENT)
+                return km_error_set_plain(err, tree, "mount: %s: bind source %s does not exist", target, source);
+        if (tree < 0)
+                return km_error_set(err, tree, "mount: %s: bind source %s", target, source);
+        r = types_match(tree, target_fd);
+        if (r < 0)
+                return km_error_set(err, r, "mount: %s: cannot bind %s onto it", target, source);
+        if (attr.attr_set || attr.attr_clr) {
+                r = km_mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
+                if (r == -ENOSYS)
+                        return -ENOSYS;
+                if (r < 0)
+                        return km_error_set(err, r, "mount: %s: set flags of bind of %s", target, source);
+        }
+        r = km_move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        if (r < 0)
+                return km_error_set(err, r, "mount: %s: attach bind of %s", target, source);
+        return 0;
+}
+
+/* The filesystem's own words ("tmpfs: Bad value for 'size'") from the context's log. */
+static int fs_error(int fsfd, int r, const char *target, struct km_error *err) {
+        char buf[256];
+        ssize_t n = read(fsfd, buf, sizeof(buf) - 1);
+
+        if (n > 2 && buf[1] == ' ') {
+                buf[n] = '\0';
+                buf[strcspn(buf, "\n")] = '\0';
+                return km_error_set_plain(err, r, "mount: %s: %s", target, buf + 2);
+        }
+        return km_error_set(err, r, "mount: %s", target);
+}
+
+int newmount_fs(const char *fstype, const char *source, const char *options, int target_fd, const char *target,
+                struct km_error *err) {
+        _cleanup_close_ int fsfd = -EBADF, mnt = -EBADF;
+        struct mount_attr attr = {};
+        const char *p = options, *n, *v;
+        size_t nsz, vsz;
+        struct stat st;
+        int r;
+
+        while (options_next(&p, &n, &nsz, &v, &vsz) == 0)
+                if (is_libmount_only(n, nsz) || (v && memchr(v, '"', vsz)))
+                        return -ENOSYS; /* quoted values are libmount's to unquote */
+        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+                return -ENOSYS;
+        if (fstat(target_fd, &st) < 0)
+                return km_error_set(err, -errno, "mount: %s", target);
+        if (!S_ISDIR(st.st_mode))
+                return km_error_set_plain(err, -ENOTDIR, "mount: %s: not a directory", target);
+
+        fsfd = km_fsopen(fstype, FSOPEN_CLOEXEC);
+        if (fsfd == -ENOSYS)
+                return -ENOSYS;
+        if (fsfd == -ENODEV)
+                return km_error_set_plain(err, fsfd, "mount: %s: unknown filesystem type '%s'.", target, fstype);
+        if (fsfd < 0)
+                return km_error_set(err, fsfd, "mount: %s: %s", target, fstype);
+        if (source && (r = km_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source)) < 0)
+                return fs_error(fsfd, r, target, err);
+
+        for (p = options; options_next(&p, &n, &nsz, &v, &vsz) == 0;) {
+                char key[256], value[4096];
+
+                if (nsz >= sizeof(key) || vsz >= sizeof(value))
+                        return km_error_set_plain(err, -EINVAL, "mount: %s: option too long", target);
+                snprintf(key, sizeof(key), "%.*s", (int)nsz, n);
+                if (!v && streq(key, "defaults"))
+                        continue;
+                if (!v && mount_attr_option(n, nsz, &attr) && !streq(key, "ro") && !streq(key, "rw"))
+                        continue; /* ro/rw: read-only superblock too, as mount(2) makes it */
+                if (v)
+                        snprintf(value, sizeof(value), "%.*s", (int)vsz, v);
+                r = km_fsconfig(fsfd, v ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, v ? value : NULL);
+                explicit_bzero(value, sizeof(value));
+                if (r < 0)
+                        return fs_error(fsfd, r, target, err);
+        }
+        r = km_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL);
+        if (r < 0)
+                return fs_error(fsfd, r, target, err);
+        mnt = km_fsmount(fsfd, FSMOUNT_CLOEXEC, attr.attr_set);
+        if (mnt < 0)
+                return fs_error(fsfd, mnt, target, err);
+        r = km_move_mount(mnt, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        if (r < 0)
+                return km_error_set(err, r, "mount: %s", target);
+        return 0;
+}
