@@ -2,7 +2,8 @@
 /*
  * Mount option validation and masking on arbitrary strings:
  * options_validate, options_mask (both modes), km_options_mask,
- * argument_validate, fstype_validate, option_key_is_sensitive.
+ * argument_validate, fstype_validate, option_key_is_sensitive, and
+ * options_next against libmount's mnt_optstr_next_option (same split).
  *
  * Invariant checked on input that passes options_validate and has no
  * quotes: in the output every item whose key is sensitive has the value
@@ -11,6 +12,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <libmount.h>
 
 #include "fuzz-check.h"
 #include "options.h"
@@ -57,6 +60,24 @@ static void fuzz_mask(const char *s, bool checkable) {
         free(pub);
 }
 
+/* options_next() splits exactly as libmount's mnt_optstr_next_option(). */
+static void check_same_split(char *s) {
+        const char *ours = s, *n1, *v1;
+        char *theirs = s, *n2, *v2;
+        size_t n1sz, v1sz, n2sz, v2sz;
+
+        for (;;) {
+                int a = options_next(&ours, &n1, &n1sz, &v1, &v1sz);
+                int b = mnt_optstr_next_option(&theirs, &n2, &n2sz, &v2, &v2sz);
+                check(a == b);
+                if (a != 0)
+                        return;
+                check(n1 == n2 && n1sz == n2sz);
+                check((!v1 && !v2) || (v1 == v2 && v1sz == v2sz));
+                check(ours == theirs);
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *why = NULL;
         char *s;
@@ -71,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(s, data, size);
         s[size] = '\0';
 
+        check_same_split(s);
         r = options_validate(s, &why);
         check(r == 0 || (r == -EINVAL && why));
         /* The validated form is quote-free and control-free: masking must hold exactly. */

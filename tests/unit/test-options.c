@@ -414,8 +414,43 @@ static void test_mount_refuses_invalid_specs(void **state) {
         km_mount_spec_free(s);
 }
 
+/* options_next() must split exactly as libmount's mnt_optstr_next_option(). */
+static void test_options_next_splits_like_libmount(void **state) {
+        static const char *const cases[] = {
+                "",           "rw",          "a,b,c",     ",,a",      "a,,b",        "a,",
+                "=x",         "a=",          "a==b",      "size=1m,mode=0755",         "x=\"1,2\",y",
+                "context=\"system_u:object_r:x:s0:c460,c902\",ro", "\"a,b", "a\"b\"c=d,e", "k=v=w,z",
+        };
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *copy = strdup(cases[i]), *theirs = copy, *n2, *v2;
+                const char *ours = copy, *n1, *v1;
+                size_t n1sz, v1sz, n2sz, v2sz;
+                int a, b;
+
+                do {
+                        a = options_next(&ours, &n1, &n1sz, &v1, &v1sz);
+                        b = mnt_optstr_next_option(&theirs, &n2, &n2sz, &v2, &v2sz);
+                        assert_int_equal(a, b);
+                        if (a == 0) {
+                                assert_ptr_equal(n1, n2);
+                                assert_int_equal(n1sz, n2sz);
+                                assert_ptr_equal(v1, v2);
+                                if (v1)
+                                        assert_int_equal(v1sz, v2sz);
+                                assert_ptr_equal(ours, theirs);
+                        }
+                } while (a == 0);
+                free(copy);
+        }
+        assert_true(options_has("ro,bind,x=1", "bind"));
+        assert_false(options_has("ro,rbind", "bind"));
+        assert_false(options_has(NULL, "bind"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_options_next_splits_like_libmount),
                 cmocka_unit_test(test_options_validate_accepts_ordinary_options),
                 cmocka_unit_test(test_options_validate_accepts_quoted_selinux_context),
                 cmocka_unit_test(test_options_validate_rejects_control_characters),
