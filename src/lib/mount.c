@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "options.h"
+#include "mount-spec.h"
 #include "newmount.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -18,15 +19,6 @@
 
 DEFINE_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
-struct km_mount_spec {
-        char *source, *target, *fstype;
-        char *options;   /* shown as given, with sensitive keys masked */
-        char *sensitive; /* never shown */
-        char *confine;   /* targets below it may not cross symlinks */
-        unsigned flags;
-        bool has_propagation, propagation_recursive;
-        enum km_propagation_kind propagation;
-};
 
 KM_EXPORT struct km_mount_spec *km_mount_spec_new(void) {
         return calloc(1, sizeof(struct km_mount_spec));
@@ -214,6 +206,12 @@ static int open_target(const struct km_mount_spec *s, struct km_error *err) {
         if (fd == -ENOENT)
                 return km_error_set_plain(err, fd, "mount: %s: mount point does not exist", s->target);
         return km_error_set(err, fd, "mount: %s", s->target);
+}
+
+bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s) {
+        return (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(s->options, "bind") ||
+               options_has(s->options, "rbind") || options_has(s->options, "remount") ||
+               (!s->source && s->has_propagation);
 }
 
 /* Whether libmount would run a /sbin/mount.TYPE helper (which needs a path). */

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The body of the opaque struct km_mount_spec, for the library's own users. */
+#pragma once
+
+#include "util.h"
+
+struct km_mount_spec {
+        char *source, *target, *fstype;
+        char *options;   /* shown as given, with sensitive keys masked */
+        char *sensitive; /* never shown */
+        char *confine;   /* targets below it may not cross symlinks */
+        unsigned flags;
+        bool has_propagation, propagation_recursive;
+        enum km_propagation_kind propagation;
+};
+
+/* A bind, a remount or only a propagation change: no mount.TYPE helper runs. */
+bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s);
