@@ -2,6 +2,9 @@
 /* Routing legacy kubelet commands through libkubemount (see route.h). */
 #include <libmount.h>
 
+#include <limits.h>
+
+#include "mount-spec.h"
 #include "mountargs.h"
 #include "options.h"
 #include "probes.h"
@@ -32,34 +35,6 @@ static bool may_start_daemon(const char *fstype) {
                streq(fstype, "sshfs");
 }
 
-/*
- * A bind, a remount or a propagation change runs no helper, so no daemon, even
- * without -t: the kubelet wraps its two bind calls in systemd-run too.
- */
-static bool runs_no_helper(int argc, char **argv) {
-        static const char *const no_helper_opts[] = { "bind", "rbind", "remount" };
-
-        for (int i = 1; i < argc; i++) {
-                const char *opts = NULL;
-
-                if (streq(argv[i], "--"))
-                        break;
-                if (streq(argv[i], "-B") || streq(argv[i], "--bind") || streq(argv[i], "-R") ||
-                    streq(argv[i], "--rbind") || startswith(argv[i], "--make-"))
-                        return true;
-                if ((streq(argv[i], "-o") || streq(argv[i], "--options")) && i + 1 < argc)
-                        opts = argv[++i];
-                else if (startswith(argv[i], "--options="))
-                        opts = argv[i] + strlen("--options=");
-                else if (startswith(argv[i], "-o"))
-                        opts = argv[i] + 2;
-                for (size_t k = 0; opts && k < ELEMENTSOF(no_helper_opts); k++)
-                        if (options_has(opts, no_helper_opts[k]))
-                                return true;
-        }
-        return false;
-}
-
 static const char *kubelet_dir(void) {
         const char *d = getenv("KUBEMOUNT_KUBELET_DIR");
         return d && d[0] == '/' ? d : "/var/lib/kubelet";
@@ -68,30 +43,19 @@ static const char *kubelet_dir(void) {
 static int route_mount(int argc, char **argv, bool wrapped) {
         struct mount_args a;
         struct km_error err = { 0 };
-        const char *fstype = NULL;
         int r, excode = MNT_EX_SUCCESS;
 
-        if (argc == 1)
-                return -1; /* bare "mount" lists the mount table: the real mount prints it */
+        /*
+         * Only mounts are ours: listing the table (bare "mount", -l), --help
+         * and anything else that does not parse as a mount go to the real
+         * mount, which says it best.
+         */
         r = mount_args_parse(argc, argv, &a);
-        if (r == 0 && wrapped) {
-                /* Peek at -t without a getter: the spec is opaque. */
-                for (int i = 1; i + 1 < argc; i++)
-                        if (streq(argv[i], "-t") || streq(argv[i], "--types"))
-                                fstype = argv[i + 1];
-                if (may_start_daemon(fstype) && !(!fstype && runs_no_helper(argc, argv)) && !(a.help || a.version)) {
-                        mount_args_done(&a);
-                        return -1;
-                }
-        }
-        if (r < 0) {
-                fprintf(stderr, "mount: %s\n", a.error);
+        if (r < 0 || a.help || a.version || a.sensitive_fd >= 0 || a.sensitive_file ||
+            /* systemd's scope keeps a daemon a helper may start (FUSE) alive. */
+            (wrapped && may_start_daemon(a.spec->fstype) && !mount_spec_is_bind_or_remount(a.spec))) {
                 mount_args_done(&a);
-                return MNT_EX_USAGE;
-        }
-        if (a.help || a.version || a.sensitive_fd >= 0 || a.sensitive_file) {
-                mount_args_done(&a);
-                return -1; /* not the kubelet's forms: the real mount answers */
+                return -1;
         }
         if (km_mount_spec_set_confine(a.spec, kubelet_dir()) < 0) {
                 mount_args_done(&a);
@@ -110,16 +74,31 @@ static int route_umount(int argc, char **argv) {
         int r, excode = MNT_EX_SUCCESS;
 
         r = umount_args_parse(argc, argv, &a);
-        if (r < 0) {
-                fprintf(stderr, "umount: %s\n", a.error);
-                return MNT_EX_USAGE;
-        }
-        if (a.help || a.version)
-                return -1;
+        if (r < 0 || a.help || a.version)
+                return -1; /* several targets, -a, --help: the real umount */
         r = km_umount(a.target, a.flags, a.timeout_ms, &excode, &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;
+}
+
+/* Whether execvp() would find argv0: a probe answers only for a tool that is there. */
+static bool program_exists(const char *argv0) {
+        const char *path = getenv("PATH");
+        char buf[PATH_MAX];
+
+        if (strchr(argv0, '/'))
+                return access(argv0, X_OK) == 0;
+        if (!path)
+                path = "/bin:/usr/bin";
+        for (const char *p = path; *p;) {
+                size_t n = strcspn(p, ":");
+                snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", argv0);
+                if (access(buf, X_OK) == 0)
+                        return true;
+                p += n + (p[n] == ':');
+        }
+        return false;
 }
 
 int route_program(int argc, char **argv, bool mount_ns_entered) {
@@ -127,7 +106,7 @@ int route_program(int argc, char **argv, bool mount_ns_entered) {
         bool wrapped = false;
         const char *name;
 
-        if (probe != PROBE_NONE) {
+        if (probe != PROBE_NONE && program_exists(argv[0])) {
                 _cleanup_free_ char *out = NULL;
                 if (probe_answer(probe, argc, argv, &out) < 0)
                         return -1; /* unusual case: the real tool prints it */

@@ -145,9 +145,9 @@ static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
                 return km_error_set(err, -EINVAL, "mount: type '%s' %s", str_printable(s->fstype, shown, sizeof(shown)),
                                     why);
         if (options_validate(s->options, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount %s: options %s", s->target, why);
+                return km_error_set(err, -EINVAL, "mount: %s: options %s", s->target, why);
         if (options_validate(s->sensitive, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount %s: sensitive options %s", s->target, why);
+                return km_error_set(err, -EINVAL, "mount: %s: sensitive options %s", s->target, why);
         return 0;
 }
 
@@ -189,7 +189,7 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
         r = m && km_mount_source(m) && streq(km_mount_source(m), s->source) &&
             (!s->fstype || streq(km_mount_fstype(m), s->fstype));
         km_mount_table_free(t);
-        return r ? km_error_set(err, -EBUSY, "mount %s on %s: already mounted", s->source, s->target) : 0;
+        return r ? km_error_set(err, -EBUSY, "mount: %s on %s: already mounted", s->source, s->target) : 0;
 }
 
 /* The target as a held fd, walked under the confinement of the kubelet dir. */
@@ -276,15 +276,15 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         *excode = MNT_EX_SYSERR;
         options = strjoin_opts(s->options, s->sensitive);
         if (!options)
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_BIND) && !(options = strjoin_opts(TAKE_PTR(options), "bind")))
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_RBIND) && !(options = strjoin_opts(TAKE_PTR(options), "rbind")))
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_READ_ONLY) && !(options = strjoin_opts(TAKE_PTR(options), "ro")))
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
 
         /* The new mount API where it takes the request; libmount for the rest. */
         r = -ENOSYS;
@@ -307,9 +307,9 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         }
 
         if (dlopen_libmount() < 0)
-                return km_error_set(err, -EOPNOTSUPP, "mount %s: cannot load libmount", s->target);
+                return km_error_set(err, -EOPNOTSUPP, "mount: %s: cannot load libmount", s->target);
         if (!(cxt = sym_mnt_new_context()))
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
 
         /* The kernel mounts on the held fd; a helper gets the checked path. */
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
@@ -318,7 +318,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         if ((s->source && sym_mnt_context_set_source(cxt, s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
             (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
             (*options && sym_mnt_context_set_options(cxt, options) < 0))
-                return km_error_set(err, -ENOMEM, "mount %s", s->target);
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
         sym_mnt_context_disable_mtab(cxt, 1);
         /* The target was resolved by open_target(): never again through links. */
         sym_mnt_context_disable_canonicalize(cxt, 1);

@@ -63,7 +63,8 @@ static int answer_findmnt(const char *path, char **ret) {
         const char *point, *type, *sub = "";
         int r;
 
-        if (!plain(path) || !km_feature(KM_FEATURE_STATX_MNT))
+        /* findmnt reads the table: without /proc it fails, and so must we. */
+        if (!plain(path) || !km_feature(KM_FEATURE_STATX_MNT) || access("/proc/self/mountinfo", R_OK) < 0)
                 return -EAGAIN;
         if (statx(AT_FDCWD, path, 0, STATX_TYPE | STATX_MNT_ID_UNIQUE, &stx) < 0 ||
             !(stx.stx_mask & STATX_MNT_ID_UNIQUE))

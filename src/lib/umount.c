@@ -116,10 +116,10 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
         int rc;
 
         if (dlopen_libmount() < 0)
-                return km_error_set(err, -EOPNOTSUPP, "umount %s: cannot load libmount", target);
+                return km_error_set(err, -EOPNOTSUPP, "umount: %s: cannot load libmount", target);
         cxt = sym_mnt_new_context();
         if (!cxt || sym_mnt_context_set_target(cxt, target) < 0)
-                return km_error_set(err, -ENOMEM, "umount %s", target);
+                return km_error_set(err, -ENOMEM, "umount: %s", target);
         sym_mnt_context_disable_mtab(cxt, 1);
         if (mnt_flags & MNT_FORCE)
                 sym_mnt_context_enable_force(cxt, 1);
@@ -166,7 +166,7 @@ static int umount_once(const char *target, int mnt_flags, bool helpers, const ch
                 int r = -errno;
                 if (r == -EINVAL)
                         return km_error_set_plain(err, r, "umount: %s: not mounted", target);
-                return km_error_set(err, r, "umount %s", target);
+                return km_error_set(err, r, "umount: %s", target);
         }
         return 0;
 }
@@ -186,12 +186,12 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
         pid_t pid, worker;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "umount %s: pipe", target);
+                return km_error_set(err, -errno, "umount: %s: pipe", target);
         rd = fds[0];
         pid = fork();
         if (pid < 0) {
                 close(fds[1]);
-                return km_error_set(err, -errno, "umount %s: fork", target);
+                return km_error_set(err, -errno, "umount: %s: fork", target);
         }
         if (pid == 0) {
                 pid_t w = fork();
@@ -204,7 +204,7 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
         close(fds[1]);
         (void)waitpid(pid, &status, 0); /* exits right after forking the worker */
         if (read(rd, &worker, sizeof(worker)) != sizeof(worker))
-                return km_error_set(err, -ECHILD, "umount %s: worker did not start", target);
+                return km_error_set(err, -ECHILD, "umount: %s: worker did not start", target);
         worker_fd = (int)syscall(SYS_pidfd_open, worker, 0); /* to signal it safely later */
 
         p = (struct pollfd){ .fd = rd, .events = POLLIN };
@@ -212,15 +212,15 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
         if (r == 0) {
                 if (worker_fd >= 0)
                         syscall(SYS_pidfd_send_signal, worker_fd, SIGKILL, NULL, 0);
-                return km_error_set(err, -ETIMEDOUT, "umount %s: no answer after %d ms", target, timeout_ms);
+                return km_error_set(err, -ETIMEDOUT, "umount: %s: no answer after %d ms", target, timeout_ms);
         }
         if (r < 0 || read(rd, &answer, sizeof(answer)) != sizeof(answer))
-                return km_error_set(err, -EIO, "umount %s: worker died", target);
+                return km_error_set(err, -EIO, "umount: %s: worker died", target);
         if (answer == 0)
                 return 0;
         if (answer == -EINVAL)
                 return km_error_set_plain(err, answer, "umount: %s: not mounted", target);
-        return km_error_set(err, answer, "umount %s", target);
+        return km_error_set(err, answer, "umount: %s", target);
 }
 
 static int umount_escalating(const char *target, unsigned flags, int timeout_ms, bool helpers, const char *fstype,

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck disable=SC2016 # $(...) and $$ in single quotes are for the shell nsenter runs
 # THREATS 26: nsenter-compat against util-linux nsenter, vector by vector.
 # Each argument vector runs through both binaries, each installed as
 # "nsenter" in a directory of its own and found through PATH (so argv[0] and

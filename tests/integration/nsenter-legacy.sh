@@ -33,6 +33,7 @@ node_up
 pod_up a
 # The shim at the same path in the kubelet container (and in a CSI driver's).
 bind_shim() {
+        # shellcheck disable=SC2016 # expanded by the container's sh
         in_ctr "$1" sh -c 'mkdir -p "$2" && mount --bind -o ro "$1$2" "$2"' sh "$2" "$SHIM_DIR"
 }
 bind_shim kubelet /rootfs || { echo "Bail out! cannot bind the shim into the kubelet container"; exit 1; }
@@ -184,6 +185,7 @@ DS="$VOLS/kubernetes.io~vsphere-volume/[datastore1] kubevols/vol 1"
 mkdir -p "$DS"
 quiet_ok "mount on a path with spaces" shim /bin/mount -t tmpfs -o size=1m vsphere "$DS"
 check "... in the host" is_mounted host "$DS"
+# shellcheck disable=SC2054 # the commas belong to findmnt's column list
 FM=(findmnt -o target,fstype --noheadings --first-only --target)
 shim /bin/mount -t tmpfs -o size=1m probe "$V"
 mkdir -p "$V/sub dir"
