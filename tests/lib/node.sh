@@ -276,7 +276,7 @@ _km_ctr_init() {
                         mount --bind -o ro "$d" "$root$d"
                 fi
         done
-        mkdir -p "$root/proc" "$root/dev" "$root/sys" "$root/tmp" "$root$bindir"
+        mkdir -p "$root/proc" "$root/dev" "$root/sys" "$root/tmp"
         # Our own procfs of the sandbox's pid namespace: /proc/1 inside is
         # the sandbox's PID 1, whose namespace is the host's.
         mount -t proc proc "$root/proc"
@@ -285,6 +285,8 @@ _km_ctr_init() {
         mount --rbind /sys "$root/sys"
         mount --make-rslave "$root/sys"
         mount -t tmpfs -o mode=1777 ctr-tmp "$root/tmp"
+        # After /tmp: a checkout under /tmp would be hidden by it.
+        mkdir -p "$root$bindir"
         mount --bind -o ro "$bindir" "$root$bindir"
         # Volumes last, so that no system mount (/tmp!) hides them.
         for v; do
