@@ -194,15 +194,20 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
                 return km_error_set(err, -errno, "umount: %s: fork", target);
         }
         if (pid == 0) {
+                /* Only the worker writes: its pid, then its answer. */
                 pid_t w = fork();
-                if (w != 0) {
-                        _exit(w < 0 || write(fds[1], &w, sizeof(w)) != sizeof(w));
-                }
+                if (w != 0)
+                        _exit(w < 0);
+                w = getpid();
+                if (write(fds[1], &w, sizeof(w)) != sizeof(w))
+                        _exit(1);
                 answer = umount_once(target, mnt_flags, helpers, fstype, NULL);
                 _exit(write(fds[1], &answer, sizeof(answer)) != sizeof(answer));
         }
         close(fds[1]);
-        (void)waitpid(pid, &status, 0); /* exits right after forking the worker */
+        /* The middle child exits right after forking the worker. */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
         if (read(rd, &worker, sizeof(worker)) != sizeof(worker))
                 return km_error_set(err, -ECHILD, "umount: %s: worker did not start", target);
         worker_fd = (int)syscall(SYS_pidfd_open, worker, 0); /* to signal it safely later */
@@ -214,7 +219,7 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
                         syscall(SYS_pidfd_send_signal, worker_fd, SIGKILL, NULL, 0);
                 return km_error_set(err, -ETIMEDOUT, "umount: %s: no answer after %d ms", target, timeout_ms);
         }
-        if (r < 0 || read(rd, &answer, sizeof(answer)) != sizeof(answer))
+        if (r < 0 || read(rd, &answer, sizeof(answer)) != sizeof(answer) || answer > 0)
                 return km_error_set(err, -EIO, "umount: %s: worker died", target);
         if (answer == 0)
                 return 0;

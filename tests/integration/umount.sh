@@ -25,6 +25,14 @@ check_fails "... gone" is_mounted host "$P/force"
 run km umount "$P/empty"
 is "$RC" 32 "umount of a plain dir: exit 32"
 like "$ERR" "$P/empty: not mounted" "... and the kubelet's probe finds the words 'not mounted'"
+# With --timeout each attempt runs in a worker process that reports back
+# through a pipe: its answer must never be mistaken for success.
+wrong=0
+for _ in $(seq 100); do
+        km umount --timeout=5 "$P/empty" 2>/dev/null
+        (($? == 32)) || wrong=$((wrong + 1))
+done
+is "$wrong" 0 "umount --timeout of a plain dir: exit 32, 100 times out of 100"
 
 # A busy mount: a process has its working directory in it.
 km mount -t tmpfs -o size=1m lazy "$P/lazy"
