@@ -52,7 +52,7 @@ unsigned km_features_enabled(void);
 struct km_mount_table;
 struct km_mount;
 
-/* mountinfo: NULL for /proc/self/mountinfo. */
+/* mountinfo: NULL for the calling thread's namespace (/proc/thread-self/mountinfo). */
 int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err);
 void km_mount_table_free(struct km_mount_table *t);
 size_t km_mount_table_size(const struct km_mount_table *t);

@@ -65,7 +65,7 @@ static void open_target(int *fd, const char *type, const char *path, pid_t pid) 
                 errx(EXIT_FAILURE, "neither filename nor target pid supplied for %s", type);
         if (*fd >= 0)
                 close(*fd);
-        *fd = open(path, O_RDONLY);
+        *fd = open(path, O_RDONLY | O_CLOEXEC);
         if (*fd < 0)
                 err(EXIT_FAILURE, "cannot open %s", path);
 }
@@ -90,7 +90,7 @@ static bool usable_namespace(pid_t target, enum ns_kind ns) {
 
 /* The parent waits and leaves with the child's status or signal. */
 static void continue_as_child(void) {
-        int status;
+        int status = 0;
         pid_t child, r;
 
         signal(SIGCHLD, SIG_DFL);
@@ -101,6 +101,8 @@ static void continue_as_child(void) {
                 return;
         for (;;) {
                 r = waitpid(child, &status, WUNTRACED);
+                if (r < 0 && errno == EINTR)
+                        continue;
                 if (r == child && WIFSTOPPED(status)) {
                         kill(getpid(), SIGSTOP);
                         kill(child, SIGCONT);
@@ -216,7 +218,7 @@ int main(int argc, char **argv) {
                 do_fork = 0;
 
         if (root_fd >= 0 && wd_fd < 0 && !a.wdns) {
-                wd_fd = open(".", O_RDONLY);
+                wd_fd = open(".", O_RDONLY | O_CLOEXEC);
                 if (wd_fd < 0)
                         err(EXIT_FAILURE, "cannot open current working directory");
         }
@@ -230,7 +232,7 @@ int main(int argc, char **argv) {
                 close(root_fd);
         }
         if (a.wdns) {
-                wd_fd = open(a.wdns, O_RDONLY);
+                wd_fd = open(a.wdns, O_RDONLY | O_CLOEXEC);
                 if (wd_fd < 0)
                         err(EXIT_FAILURE, "cannot open current working directory");
         }

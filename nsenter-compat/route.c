@@ -16,14 +16,20 @@ static const char *base_name(const char *p) {
 }
 
 /*
- * "systemd-run --description=... --scope -- PROG ARGS": the index of PROG, or
- * -1 when argv is not that shape (then systemd-run runs as asked).
+ * "systemd-run --description=... --scope -- PROG ARGS", as the kubelet wraps
+ * its mounts: the index of PROG, or -1 for any other shape (other options
+ * such as --uid= or --property= change what runs: systemd-run runs as asked).
  */
 static int unwrap_systemd_run(int argc, char **argv) {
+        bool scope = false;
+
         for (int i = 1; i < argc; i++) {
                 if (streq(argv[i], "--"))
-                        return i + 1 < argc ? i + 1 : -1;
-                if (!startswith(argv[i], "--"))
+                        return scope && i + 1 < argc ? i + 1 : -1;
+                if (streq(argv[i], "--scope"))
+                        scope = true;
+                else if (!startswith(argv[i], "--description=") && !streq(argv[i], "--quiet") &&
+                         !streq(argv[i], "-q") && !streq(argv[i], "--collect"))
                         return -1;
         }
         return -1;

@@ -66,8 +66,10 @@ static int read_sensitive(const struct mount_args *a, char **ret) {
                 if (!S_ISREG(st.st_mode))
                         return -EBADFD;
                 r = read_full_fd(fd, 64 * 1024, &buf, &n);
-        } else
+        } else {
                 r = read_full_fd(a->sensitive_fd, 64 * 1024, &buf, &n);
+                close(a->sensitive_fd); /* no helper or daemon may inherit it */
+        }
         if (r < 0)
                 return r;
         if (strlen(buf) != n)

@@ -25,7 +25,8 @@ static const char list_help[] =
         "--json the fields of findmnt --json --list plus id, parent, root and\n"
         "propagation.  Values of sensitive options are masked.\n";
 
-static int one_path(struct cli *cli, int argc, char **argv, const char *help, const char **ret) {
+/* The PATH argument, made absolute before the switch to the host namespace changes the directory. */
+static int one_path(struct cli *cli, int argc, char **argv, const char *help, char **ret) {
         int optind_ret, r;
 
         r = cli_simple_options(cli, argc, argv, help, &optind_ret);
@@ -35,8 +36,8 @@ static int one_path(struct cli *cli, int argc, char **argv, const char *help, co
                 cli_error("%s: expected one PATH", argv[0]);
                 return -EINVAL;
         }
-        *ret = argv[optind_ret];
-        return 0;
+        *ret = path_absolute(argv[optind_ret]);
+        return *ret ? 0 : -ENOMEM;
 }
 
 struct probe {
@@ -54,10 +55,12 @@ static int probe_in_host(void *userdata, struct km_error *err _unused_) {
 int cmd_is_mountpoint(struct cli *cli, int argc, char **argv) {
         struct probe p = { 0 };
         struct km_error err = { 0 };
+        _cleanup_free_ char *path = NULL;
         bool corrupted;
         int r;
 
-        r = one_path(cli, argc, argv, is_mountpoint_help, &p.path);
+        r = one_path(cli, argc, argv, is_mountpoint_help, &path);
+        p.path = path;
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
         r = km_hostns_run(cli->host_ns, probe_in_host, &p, &err);
@@ -103,9 +106,11 @@ static int refs_in_host(void *userdata, struct km_error *err) {
 int cmd_refs(struct cli *cli, int argc, char **argv) {
         struct table_job job = { 0 };
         struct km_error err = { 0 };
+        _cleanup_free_ char *path = NULL;
         int r;
 
-        r = one_path(cli, argc, argv, refs_help, &job.path);
+        r = one_path(cli, argc, argv, refs_help, &path);
+        job.path = path;
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
         r = km_hostns_run(cli->host_ns, refs_in_host, &job, &err);

@@ -123,6 +123,8 @@ int main(int argc, char **argv) {
         };
         int c;
 
+        /* fds a caller leaked to us never reach a mount helper or its daemon. */
+        (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) >= 0)
                 switch (c) {

@@ -56,21 +56,14 @@ KM_EXPORT int km_mount_spec_set_source(struct km_mount_spec *s, const char *v) {
         return set_string(&s->source, v);
 }
 KM_EXPORT int km_mount_spec_set_target(struct km_mount_spec *s, const char *v) {
-        char cwd[PATH_MAX];
-        _cleanup_free_ char *abs = NULL;
+        char *abs = NULL;
 
-        /* Relative to the caller's directory: the host namespace has another. */
-        if (v && v[0] != '/' && v[0] != '-' && *v) {
-                if (!getcwd(cwd, sizeof(cwd)))
-                        return -errno;
-                if (asprintf(&abs, "%s/%s", cwd, v) < 0)
-                        return -ENOMEM;
-                v = abs;
-        }
-        int r = set_string(&s->target, v);
-        if (r == 0 && s->target)
-                path_simplify(s->target);
-        return r;
+        /* Relative to the caller's directory: the host namespace has another. "-x" is refused later. */
+        if (v && v[0] != '-' && !(abs = path_absolute(v)))
+                return -ENOMEM;
+        free(s->target);
+        s->target = abs ? abs : (v ? strdup(v) : NULL);
+        return v && !s->target ? -ENOMEM : 0;
 }
 KM_EXPORT int km_mount_spec_set_fstype(struct km_mount_spec *s, const char *v) {
         return set_string(&s->fstype, v);
@@ -237,7 +230,7 @@ static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *
         int r;
 
         km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
-        r = apply_propagation(s, err);
+        r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, err);
         *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
         return r;
 }

@@ -37,7 +37,7 @@ KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table *
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
         _cleanup_(sym_mnt_free_iterp) struct libmnt_iter *it = NULL;
         struct libmnt_fs *fs;
-        const char *path = mountinfo ? mountinfo : "/proc/self/mountinfo";
+        const char *path = mountinfo ? mountinfo : "/proc/thread-self/mountinfo";
         size_t i = 0;
         int r;
 

@@ -26,7 +26,12 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
         *ret_why = NULL;
         if (!path || path[0] != '/')
                 return -EINVAL;
-        if (confine && stat(confine, &cst) == 0)
+        if (confine && path_is_below(path, confine)) {
+                /* Fail closed: a target below a confining dir that cannot be looked at. */
+                if (stat(confine, &cst) < 0)
+                        return -errno;
+                have_confine = true;
+        } else if (confine && stat(confine, &cst) == 0)
                 have_confine = true;
         todo = strdup(path);
         if (!todo)

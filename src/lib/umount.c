@@ -131,7 +131,7 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
         rc = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EIO;
         if (err) {
                 err->code = rc;
-                snprintf(err->message, sizeof(err->message), "umount: %s", msg);
+                snprintf(err->message, sizeof(err->message), "umount: %s: %s", target, msg);
         }
         return rc;
 }
@@ -465,7 +465,9 @@ static int umount_cb(void *userdata, struct km_error *err) {
 KM_EXPORT int km_umount_in_host(const char *ns_path, const char *target, unsigned flags, int timeout_ms,
                                 int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
-        struct host_umount u = { target, flags, timeout_ms, excode ? excode : &dummy };
+        /* Relative to the caller's directory, which the switch would change. */
+        _cleanup_free_ char *abs = target && target[0] != '-' ? path_absolute(target) : NULL;
+        struct host_umount u = { abs ? abs : target, flags, timeout_ms, excode ? excode : &dummy };
 
         *u.excode = MNT_EX_SYSERR;
         return km_hostns_run(ns_path, umount_cb, &u, err);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small string and I/O helpers. */
+#include <limits.h>
+
 #include "util.h"
 
 bool path_is_below(const char *path, const char *prefix) {
@@ -79,4 +81,16 @@ const char *str_printable(const char *s, char *buf, size_t size) {
                 buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
         buf[i] = '\0';
         return buf;
+}
+
+char *path_absolute(const char *p) {
+        char cwd[PATH_MAX], *r;
+
+        if (!p)
+                return NULL;
+        if (p[0] == '/' || !*p)
+                r = strdup(p);
+        else if (!getcwd(cwd, sizeof(cwd)) || asprintf(&r, "%s/%s", cwd, p) < 0)
+                return NULL;
+        return r ? path_simplify(r) : NULL;
 }

@@ -66,6 +66,11 @@ static inline bool startswith(const char *s, const char *prefix) {
 /* True if path equals prefix or lies below it (component-wise). */
 bool path_is_below(const char *path, const char *prefix);
 
+/*
+ * p made absolute against the working directory, lexically (no symlink
+ * resolved); a namespace switch changes the working directory.  free().
+ */
+char *path_absolute(const char *p);
 /* Collapses repeated slashes and drops a trailing one, in place (no resolving). */
 char *path_simplify(char *p);
 
