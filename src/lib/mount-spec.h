@@ -14,5 +14,9 @@ struct km_mount_spec {
         enum km_propagation_kind propagation;
 };
 
+/* Propagation of the mount at fd (O_PATH of its root); shown names it in messages. */
+int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive,
+                       struct km_error *err);
+
 /* A bind, a remount or only a propagation change: no mount.TYPE helper runs. */
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s);

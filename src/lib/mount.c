@@ -221,8 +221,16 @@ static bool may_use_helper(const struct km_mount_spec *s) {
         return access(p, X_OK) == 0;
 }
 
+/* --make-*: on the mount now at the target, found by a fresh confined walk. */
 static int apply_propagation(const struct km_mount_spec *s, struct km_error *err) {
-        return s->has_propagation ? km_propagation_set(s->target, s->propagation, s->propagation_recursive, err) : 0;
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!s->has_propagation)
+                return 0;
+        fd = open_target(s, err);
+        if (fd < 0)
+                return fd;
+        return propagation_set_fd(fd, s->target, s->propagation, s->propagation_recursive, err);
 }
 
 /* After a successful mount: log, then --make-* if asked. */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
+#include "mount-spec.h"
 #include "syscalls.h"
 
 static unsigned long kind_to_ms(enum km_propagation_kind kind) {
@@ -27,20 +28,31 @@ static const char *kind_name(enum km_propagation_kind kind, bool recursive) {
         return names[recursive][kind & 3];
 }
 
-KM_EXPORT int km_propagation_set(const char *path, enum km_propagation_kind kind, bool recursive,
-                                 struct km_error *err) {
+int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive,
+                       struct km_error *err) {
         struct mount_attr attr = { .propagation = kind_to_ms(kind) };
+        char path[64];
         int r;
 
-        r = km_mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr);
+        r = km_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
         if (r == -ENOSYS || r == -EINVAL) {
-                /* No mount_setattr (before 5.12), or disabled. */
+                /* No mount_setattr (before 5.12), or disabled: mount(2) through the fd's magic link. */
+                snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
                 r = mount(NULL, path, NULL, kind_to_ms(kind) | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
         }
         if (r < 0)
-                return km_error_set(err, r, "make %s %s", kind_name(kind, recursive), path);
-        km_log(KM_LOG_INFO, "made %s %s", path, kind_name(kind, recursive));
+                return km_error_set(err, r, "make %s %s", kind_name(kind, recursive), shown);
+        km_log(KM_LOG_INFO, "made %s %s", shown, kind_name(kind, recursive));
         return 0;
+}
+
+KM_EXPORT int km_propagation_set(const char *path, enum km_propagation_kind kind, bool recursive,
+                                 struct km_error *err) {
+        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+
+        if (fd < 0)
+                return km_error_set(err, -errno, "make %s %s", kind_name(kind, recursive), path);
+        return propagation_set_fd(fd, path, kind, recursive, err);
 }
 
 KM_EXPORT int km_ensure_shared(const char *path, struct km_error *err) {

@@ -106,6 +106,15 @@ run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" mount --bind "$V/to-etc" "$V/real"
 mountpoint -q "$V/real" && umount "$V/real"
 KM_TODO=""
 
+# --make-* goes through the same walk: a symlink below the kubelet dir cannot
+# change the propagation of the host's /etc (or of /).
+mount --bind /etc /etc && mount --make-private /etc
+run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" mount --make-rshared "$V/to-etc"
+((RC == 1 || RC == 32)) && ok "--make-rshared through a symlink to /etc is refused" ||
+        not_ok "--make-rshared through a symlink to /etc is refused"
+is "$(findmnt -no PROPAGATION --mountpoint /etc)" private "... and /etc stays private"
+umount /etc
+
 check_fails "/etc never became a mount point" mountpoint -q /etc
 check_fails "nor the dir outside" mountpoint -q "$OUTSIDE"
 node_down "symlinks"
