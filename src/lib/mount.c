@@ -186,19 +186,33 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
 }
 
 /* The target as a held fd, walked under the confinement of the kubelet dir. */
-static int open_target(const struct km_mount_spec *s, struct km_error *err) {
+static int open_confined(const struct km_mount_spec *s, const char *path, const char *what, struct km_error *err) {
         const char *why;
         char component[256] = "";
         int fd;
 
-        fd = resolve_confined(s->target, s->confine, &why, component, sizeof(component));
+        fd = resolve_confined(path, s->confine, &why, component, sizeof(component));
         if (fd >= 0)
                 return fd;
         if (why)
-                return km_error_set_plain(err, fd, "mount: %s: '%s' %s %s", s->target, component, why, s->confine);
+                return km_error_set_plain(err, fd, "mount: %s: %s %s: '%s' %s %s", s->target, what, path, component,
+                                          why, s->confine);
         if (fd == -ENOENT)
-                return km_error_set_plain(err, fd, "mount: %s: mount point does not exist", s->target);
-        return km_error_set(err, fd, "mount: %s", s->target);
+                return km_error_set_plain(err, fd, "mount: %s: %s %s does not exist", s->target, what, path);
+        return km_error_set(err, fd, "mount: %s: %s %s", s->target, what, path);
+}
+
+static int open_target(const struct km_mount_spec *s, struct km_error *err) {
+        return open_confined(s, s->target, "mount point", err);
+}
+
+/* A bind's source, walked like the target: a subPath symlink cannot bind /etc (THREATS 3). */
+static int open_bind_source(const struct km_mount_spec *s, struct km_error *err) {
+        _cleanup_free_ char *abs = path_absolute(s->source);
+
+        if (!abs)
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+        return open_confined(s, abs, "bind source", err);
 }
 
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s) {
@@ -246,8 +260,9 @@ static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *
 KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         _cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = NULL;
         _cleanup_free_ char *options = NULL;
-        _cleanup_close_ int target_fd = -EBADF;
-        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX];
+        _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF;
+        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX], source_path[64];
+        bool bind;
         int r, rc, ex;
         int dummy;
 
@@ -289,11 +304,19 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
 
         /* The new mount API where it takes the request; libmount for the rest. */
         r = -ENOSYS;
+        bind = s->source && (options_has(options, "bind") || options_has(options, "rbind"));
+        if (bind && !options_has(options, "remount")) {
+                source_fd = open_bind_source(s, err);
+                if (source_fd < 0) {
+                        *excode = MNT_EX_FAIL;
+                        return source_fd;
+                }
+        }
         if (!(s->flags & KM_MOUNT_FAKE) && s->source) {
-                bool bind = options_has(options, "bind"), rbind = options_has(options, "rbind");
-                if (bind || rbind) {
-                        if (!s->sensitive)
-                                r = newmount_bind(s->source, options, rbind, target_fd, s->target, err);
+                if (bind) {
+                        if (!s->sensitive && source_fd >= 0)
+                                r = newmount_bind(source_fd, s->source, options, options_has(options, "rbind"),
+                                                  target_fd, s->target, err);
                 } else if (s->fstype && !may_use_helper(s))
                         r = newmount_fs(s->fstype, s->source, options, target_fd, s->target, err);
         }
@@ -316,7 +339,9 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
         if (may_use_helper(s) || access(fd_path, F_OK) < 0)
                 snprintf(fd_path, sizeof(fd_path), "%s", s->target);
-        if ((s->source && sym_mnt_context_set_source(cxt, s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
+        /* A checked bind source is handed over as its fd, too. */
+        snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
+        if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
             (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
             (*options && sym_mnt_context_set_options(cxt, options) < 0))
                 return km_error_set(err, -ENOMEM, "mount: %s", s->target);

@@ -70,8 +70,8 @@ static int types_match(int source_fd, int target_fd) {
         return 0;
 }
 
-int newmount_bind(const char *source, const char *options, bool recursive, int target_fd, const char *target,
-                  struct km_error *err) {
+int newmount_bind(int source_fd, const char *source, const char *options, bool recursive, int target_fd,
+                  const char *target, struct km_error *err) {
         _cleanup_close_ int tree = -EBADF;
         struct mount_attr attr = {};
         const char *p = options, *n, *v;
@@ -83,11 +83,10 @@ int newmount_bind(const char *source, const char *options, bool recursive, int t
                            (nsz == 5 && strncmp(n, "rbind", 5) == 0) || (nsz == 8 && strncmp(n, "defaults", 8) == 0)))
                         return -ENOSYS; /* remount, filesystem options: libmount knows */
         }
-        tree = km_open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+        tree = km_open_tree(source_fd, "",
+                            AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
         if (tree == -ENOSYS)
                 return -ENOSYS;
-        if (tree == -ENOENT)
-                return km_error_set_plain(err, tree, "mount: %s: bind source %s does not exist", target, source);
         if (tree < 0)
                 return km_error_set(err, tree, "mount: %s: bind source %s", target, source);
         r = types_match(tree, target_fd);

@@ -10,9 +10,9 @@
 
 #include "util.h"
 
-/* A bind (rbind with recursive) of source onto target_fd with options such as ro,nosuid. */
-int newmount_bind(const char *source, const char *options, bool recursive, int target_fd, const char *target,
-                  struct km_error *err);
+/* A bind (rbind with recursive) of the held source_fd onto target_fd with options such as ro,nosuid. */
+int newmount_bind(int source_fd, const char *source, const char *options, bool recursive, int target_fd,
+                  const char *target, struct km_error *err);
 /* A new filesystem of fstype; options go to the filesystem (fsconfig). */
 int newmount_fs(const char *fstype, const char *source, const char *options, int target_fd, const char *target,
                 struct km_error *err);

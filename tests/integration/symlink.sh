@@ -89,7 +89,7 @@ umount "$V/mounted"
 
 # The walk compares directories by device and inode, so a relative target and
 # a target that reaches the kubelet dir through a symlinked prefix are confined
-# too.  Bind sources are not confined yet (THREATS 3).
+# too.
 run sh -c 'cd "$1" && "$2" --kubelet-dir="$1" mount -t tmpfs -o size=1m evil pods/uid-1/volumes/kubernetes.io~empty-dir/to-etc' \
         sh "$KUBELET_DIR" "$KUBEMOUNT"
 ((RC == 1 || RC == 32)) && ok "a relative target through a symlink is refused" ||
@@ -99,12 +99,15 @@ run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" mount -t tmpfs -o size=1m evil "$N
 ((RC == 1 || RC == 32)) && ok "a target under a symlink to the kubelet dir is refused" ||
         not_ok "a target under a symlink to the kubelet dir is refused"
 mountpoint -q /etc && umount /etc
-KM_TODO="THREATS 3: bind sources below --kubelet-dir are not confined"
+# THREATS 3: a bind source (a subPath) below the kubelet dir is walked the same way.
 run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" mount --bind "$V/to-etc" "$V/real"
 ((RC == 1 || RC == 32)) && ok "a bind source that is a symlink to /etc is refused" ||
         not_ok "a bind source that is a symlink to /etc is refused"
 mountpoint -q "$V/real" && umount "$V/real"
-KM_TODO=""
+like "$ERR" "bind source .*symlink" "... saying the bind source is a symlink"
+check "a bind source inside the kubelet dir without symlinks mounts" \
+        "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" mount --bind "$V/real" "$V/real"
+umount "$V/real"
 
 # --make-* goes through the same walk: a symlink below the kubelet dir cannot
 # change the propagation of the host's /etc (or of /).
