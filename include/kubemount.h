@@ -34,15 +34,18 @@ typedef void (*km_log_fn)(int level, const char *message, void *userdata);
 void km_log_set(km_log_fn fn, void *userdata, int max_level);
 
 /*
- * Kernel feature use.  Every new-API path has a fallback for kernels 5.4+.
- * KUBEMOUNT_COMPAT=old-kernel (or a comma list of the names below) in the
- * environment, or km_features_disable(), forces the fallbacks.
+ * Kernel feature use.  Every path that needs more than Linux 5.4 has a
+ * fallback.  KUBEMOUNT_COMPAT in the environment forces fallbacks: "old-kernel"
+ * is a 5.4 kernel (no statx mount attributes, statmount or mount_setattr),
+ * "no-mount-api" also drops open_tree/fsopen (pre-5.2), or a comma list of
+ * statx, statmount, mount_setattr, mount_api.  km_features_disable() does the
+ * same in-process.
  */
 enum {
         KM_FEATURE_STATX_MNT = 1u << 0,     /* statx STATX_ATTR_MOUNT_ROOT / STATX_MNT_ID (5.8) */
         KM_FEATURE_STATMOUNT = 1u << 1,     /* statmount(2) (6.8) */
         KM_FEATURE_MOUNT_SETATTR = 1u << 2, /* mount_setattr(2) (5.12) */
-        KM_FEATURE_OPENAT2 = 1u << 3,       /* openat2(2) (5.6) */
+        KM_FEATURE_MOUNT_API = 1u << 3,     /* open_tree, move_mount, fsopen, fsmount (5.2) */
         KM_FEATURE_ALL = 0xfu,
 };
 void km_features_disable(unsigned mask);

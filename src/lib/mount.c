@@ -335,9 +335,13 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         if (!(cxt = sym_mnt_new_context()))
                 return km_error_set(err, -ENOMEM, "mount: %s", s->target);
 
-        /* The kernel mounts on the held fd; a helper gets the checked path. */
+        /*
+         * The kernel mounts on the held fd.  A helper gets the checked path,
+         * and so does a bind: libmount's second step (remount with the flags)
+         * must find the new mount, not the directory under it.
+         */
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
-        if (may_use_helper(s) || access(fd_path, F_OK) < 0)
+        if (may_use_helper(s) || bind || access(fd_path, F_OK) < 0)
                 snprintf(fd_path, sizeof(fd_path), "%s", s->target);
         /* A checked bind source is handed over as its fd, too. */
         snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);

@@ -130,8 +130,6 @@ int newmount_fs(const char *fstype, const char *source, const char *options, int
         while (options_next(&p, &n, &nsz, &v, &vsz) == 0)
                 if (is_libmount_only(n, nsz) || (v && memchr(v, '"', vsz)))
                         return -ENOSYS; /* quoted values are libmount's to unquote */
-        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
-                return -ENOSYS;
         if (fstat(target_fd, &st) < 0)
                 return km_error_set(err, -errno, "mount: %s", target);
         if (!S_ISDIR(st.st_mode))
@@ -168,6 +166,8 @@ int newmount_fs(const char *fstype, const char *source, const char *options, int
         if (r < 0)
                 return fs_error(fsfd, r, target, err);
         mnt = km_fsmount(fsfd, FSMOUNT_CLOEXEC, attr.attr_set);
+        if (mnt == -EINVAL && (attr.attr_set & MOUNT_ATTR_NOSYMFOLLOW))
+                return -ENOSYS; /* nosymfollow is 5.10: libmount knows the older ways */
         if (mnt < 0)
                 return fs_error(fsfd, mnt, target, err);
         r = km_move_mount(mnt, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);

@@ -13,11 +13,12 @@ static unsigned parse_compat(const char *s) {
                 const char *name;
                 unsigned mask;
         } names[] = {
-                { "old-kernel", KM_FEATURE_ALL },
+                { "old-kernel", KM_FEATURE_STATX_MNT | KM_FEATURE_STATMOUNT | KM_FEATURE_MOUNT_SETATTR },
+                { "no-mount-api", KM_FEATURE_ALL },
                 { "statx", KM_FEATURE_STATX_MNT },
                 { "statmount", KM_FEATURE_STATMOUNT },
                 { "mount_setattr", KM_FEATURE_MOUNT_SETATTR },
-                { "openat2", KM_FEATURE_OPENAT2 },
+                { "mount_api", KM_FEATURE_MOUNT_API },
         };
         unsigned mask = 0;
 
@@ -83,11 +84,11 @@ int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_att
         return 0;
 }
 
-/* open_tree and move_mount date from 5.2; they go with mount_setattr here. */
+/* open_tree, move_mount, fsopen and fsmount date from 5.2. */
 int km_open_tree(int dfd, const char *path, unsigned flags) {
         int fd;
 
-        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+        if (!km_feature(KM_FEATURE_MOUNT_API))
                 return -ENOSYS;
         fd = (int)syscall(__NR_open_tree, dfd, path, flags);
         return fd < 0 ? -errno : fd;
@@ -102,7 +103,7 @@ int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, un
 int km_fsopen(const char *fstype, unsigned flags) {
         int fd;
 
-        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+        if (!km_feature(KM_FEATURE_MOUNT_API))
                 return -ENOSYS;
         fd = (int)syscall(__NR_fsopen, fstype, flags);
         return fd < 0 ? -errno : fd;

@@ -146,4 +146,28 @@ else
         skip "the fallbacks are taken" "strace is not installed"
 fi
 
+# Mounting on each kernel level: 6.x (new mount API), 5.4 (open_tree/fsopen,
+# no mount_setattr) and before 5.2 (libmount only).  Same results each time.
+node_up --no-kubelet
+V=$KUBELET_DIR/pods/uid-1/volumes
+mkdir -p "$V"/{src,fs,bind,rbind}
+for compat in "" old-kernel no-mount-api; do
+        label=${compat:-new-api}
+        km=(env KUBEMOUNT_COMPAT=$compat "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR")
+        check "[$label] tmpfs with options mounts" "${km[@]}" mount -t tmpfs -o size=2m,nosuid,mode=0750 vol "$V/fs"
+        like "$(findmnt -no OPTIONS --mountpoint "$V/fs")" "nosuid.*size=2048k.*mode=750" "[$label] ... with its options"
+        check "[$label] a read-only bind mounts" "${km[@]}" mount --bind -o ro "$V/src" "$V/bind"
+        run touch "$V/bind/x"
+        like "$ERR" "Read-only file system" "[$label] ... read-only"
+        check "[$label] an rbind mounts" "${km[@]}" mount --rbind "$V/src" "$V/rbind"
+        check "[$label] umount -R of it" "${km[@]}" umount -R "$V/rbind"
+        for m in bind fs; do
+                check "[$label] umount $m" "${km[@]}" umount "$V/$m"
+        done
+        run "${km[@]}" mount -t tmpfs -o size=bogus vol "$V/fs"
+        is "$RC" 32 "[$label] a bad option: exit 32"
+        like "$ERR" "$V/fs" "[$label] ... naming the target"
+done
+node_down "kernel levels"
+
 done_testing
