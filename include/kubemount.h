@@ -178,10 +178,13 @@ enum {
  * Unmount target.  timeout_ms > 0: if the normal unmount does not finish in
  * time, retry with MNT_FORCE, then MNT_DETACH, logging each step.
  * Corrupted mounts (dead FUSE daemon, stale NFS handle) unmount normally.
+ * confine (may be NULL): as km_mount_spec_set_confine(), a target below it
+ * may not pass through a symlink or "..".
  */
-int km_umount(const char *target, unsigned flags, int timeout_ms, int *excode, struct km_error *err);
-int km_umount_in_host(const char *ns_path, const char *target, unsigned flags, int timeout_ms, int *excode,
-                      struct km_error *err);
+int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
+              struct km_error *err);
+int km_umount_in_host(const char *ns_path, const char *target, const char *confine, unsigned flags, int timeout_ms,
+                      int *excode, struct km_error *err);
 
 /* Mount options: mask values of sensitive keys ("password=<masked>"). */
 char *km_options_mask(const char *options);

@@ -82,7 +82,7 @@ static int route_umount(int argc, char **argv) {
         r = umount_args_parse(argc, argv, &a);
         if (r < 0 || a.help || a.version)
                 return -1; /* several targets, -a, --help: the real umount */
-        r = km_umount(a.target, a.flags, a.timeout_ms, &excode, &err);
+        r = km_umount(a.target, kubelet_dir(), a.flags, a.timeout_ms, &excode, &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

@@ -147,7 +147,7 @@ int cmd_umount(struct cli *cli, int argc, char **argv) {
         }
         if (a.verbose && !cli->verbose)
                 cli_log_setup(cli->verbose = 1);
-        r = km_umount_in_host(cli->host_ns, a.target, a.flags, a.timeout_ms, &excode, &err);
+        r = km_umount_in_host(cli->host_ns, a.target, cli->kubelet_dir, a.flags, a.timeout_ms, &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

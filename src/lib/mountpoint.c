@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "syscalls.h"
 
@@ -28,20 +27,6 @@ KM_EXPORT bool km_error_is_corrupted_mount(int r) {
         }
 }
 
-/*
- * fstat() that asks the filesystem instead of trusting cached attributes:
- * a FUSE mount whose daemon died keeps answering from its attribute cache.
- */
-static int stat_sync(int fd, struct stat *st) {
-        struct statx stx;
-
-        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_TYPE | STATX_INO, &stx) < 0)
-                return -1;
-        st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-        st->st_ino = stx.stx_ino;
-        st->st_mode = stx.stx_mode;
-        return 0;
-}
 
 /* The directory that holds the non-directory open at fd (which has no ".."). */
 static int open_parent_of_file(int fd) {
@@ -71,12 +56,15 @@ static int is_mount_point_fallback(const char *path) {
         _cleanup_close_ int fd = -EBADF, parent = -EBADF;
         struct stat st, pst;
         unsigned id, pid;
+        int r;
 
         fd = open(path, O_PATH | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        if (stat_sync(fd, &st) < 0) /* a dead FUSE daemon answers ENOTCONN here */
-                return -errno;
+        /* Ask the filesystem: a dead FUSE daemon answers ENOTCONN, its attribute cache would not. */
+        r = km_fstat_sync(fd, AT_STATX_FORCE_SYNC, &st);
+        if (r < 0)
+                return r;
         /* Files can be mount points too (bind-mounted subPath files, /etc/hostname). */
         if (S_ISDIR(st.st_mode)) {
                 parent = openat(fd, "..", O_PATH | O_CLOEXEC);

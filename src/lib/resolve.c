@@ -8,8 +8,15 @@
 #include <sys/stat.h>
 
 #include "resolve.h"
+#include "syscalls.h"
 
 #define MAX_LINKS 40
+
+/*
+ * Cached attributes only: a dead FUSE daemon or a hung NFS server can neither
+ * fail nor block the walk (a corrupted mount must stay reachable for umount).
+ */
+#define stat_cached(fd, st) km_fstat_sync(fd, AT_STATX_DONT_SYNC, st)
 
 static bool same_inode(const struct stat *a, const struct stat *b) {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -22,6 +29,7 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
         struct stat cst, st;
         bool have_confine = false, inside = false;
         unsigned links = 0;
+        int r;
 
         *ret_why = NULL;
         if (!path || path[0] != '/')
@@ -37,8 +45,11 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
         if (!todo)
                 return -ENOMEM;
         fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0)
                 return -errno;
+        r = stat_cached(fd, &st);
+        if (r < 0)
+                return r;
         inside = have_confine && same_inode(&st, &cst);
 
         for (char *p = todo;;) {
@@ -64,8 +75,8 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
                 next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (next < 0)
                         return -errno;
-                if (fstat(next, &st) < 0) {
-                        int r = -errno;
+                r = stat_cached(next, &st);
+                if (r < 0) {
                         close(next);
                         return r;
                 }
@@ -95,8 +106,11 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
                         if (link[0] == '/') {
                                 closep(&fd);
                                 fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (fd < 0 || fstat(fd, &st) < 0)
+                                if (fd < 0)
                                         return -errno;
+                                r = stat_cached(fd, &st);
+                                if (r < 0)
+                                        return r;
                                 inside = have_confine && same_inode(&st, &cst);
                         }
                         continue;

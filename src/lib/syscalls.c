@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* New mount-API syscalls with feature switches; callers own the fallbacks. */
 #include <fcntl.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 
 #include "syscalls.h"
@@ -118,6 +119,17 @@ int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value) {
 int km_fsmount(int fsfd, unsigned flags, unsigned attr_flags) {
         int fd = (int)syscall(__NR_fsmount, fsfd, flags, attr_flags);
         return fd < 0 ? -errno : fd;
+}
+
+int km_fstat_sync(int fd, int sync_flag, struct stat *ret) {
+        struct statx stx;
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | sync_flag, STATX_TYPE | STATX_INO, &stx) < 0)
+                return -errno;
+        ret->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        ret->st_ino = stx.stx_ino;
+        ret->st_mode = stx.stx_mode;
+        return 0;
 }
 
 int km_fdinfo_mnt_id(int fd, unsigned *ret) {

@@ -7,6 +7,7 @@
 
 #include <linux/mount.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "util.h"
@@ -76,5 +77,11 @@ int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, un
 int km_fsopen(const char *fstype, unsigned flags);
 int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value);
 int km_fsmount(int fsfd, unsigned flags, unsigned attr_flags);
+/*
+ * fstat() through statx(AT_EMPTY_PATH) with sync flags: AT_STATX_FORCE_SYNC
+ * asks the filesystem (a dead FUSE daemon answers ENOTCONN), AT_STATX_DONT_SYNC
+ * uses cached attributes (a hung server cannot block).  Fills dev, ino, mode.
+ */
+int km_fstat_sync(int fd, int sync_flag, struct stat *ret);
 /* The mount id of an fd from /proc/self/fdinfo (works on every kernel). */
 int km_fdinfo_mnt_id(int fd, unsigned *ret);

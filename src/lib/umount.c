@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "options.h"
+#include "resolve.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -427,7 +428,33 @@ static int umount_recursive(const char *target, unsigned flags, int timeout_ms, 
         return r;
 }
 
-KM_EXPORT int km_umount(const char *target, unsigned flags, int timeout_ms, int *excode, struct km_error *err) {
+/*
+ * A target below confine must not pass through a symlink or "..": checked by
+ * a walk.  The fd is not kept (it would keep the mount busy), so the unmount
+ * goes by path: a symlink swapped in between is the race THREATS 2 names.
+ */
+static int check_confined(const char *target, const char *confine, struct km_error *err) {
+        char component[256] = "";
+        const char *why;
+        int fd;
+
+        if (!confine || !path_is_below(target, confine))
+                return 0;
+        fd = resolve_confined(target, confine, &why, component, sizeof(component));
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        if (why)
+                return km_error_set_plain(err, fd, "umount: %s: '%s' %s %s", target, component, why, confine);
+        if (fd == -ENOENT)
+                return km_error_set_plain(err, fd, "umount: %s: not mounted", target);
+        return km_error_set(err, fd, "umount: %s", target);
+}
+
+KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
+                        struct km_error *err) {
+        _cleanup_free_ char *abs = NULL;
         const char *why;
         bool helpers;
         int r, dummy;
@@ -437,6 +464,13 @@ KM_EXPORT int km_umount(const char *target, unsigned flags, int timeout_ms, int 
         *excode = MNT_EX_USAGE;
         if (argument_validate("target", target, &why) < 0)
                 return km_error_set(err, -EINVAL, "umount: target '%s' %s", target ? target : "", why);
+        if (!(abs = path_absolute(target)))
+                return km_error_set(err, -ENOMEM, "umount: %s", target);
+        target = abs;
+        *excode = MNT_EX_FAIL;
+        r = check_confined(target, confine, err);
+        if (r < 0)
+                return r;
         helpers = have_umount_helpers();
         if (flags & KM_UMOUNT_RECURSIVE) {
                 /* The table holds canonical paths; a corrupted target cannot be resolved. */
@@ -451,7 +485,7 @@ KM_EXPORT int km_umount(const char *target, unsigned flags, int timeout_ms, int 
 }
 
 struct host_umount {
-        const char *target;
+        const char *target, *confine;
         unsigned flags;
         int timeout_ms;
         int *excode;
@@ -459,15 +493,15 @@ struct host_umount {
 
 static int umount_cb(void *userdata, struct km_error *err) {
         struct host_umount *u = userdata;
-        return km_umount(u->target, u->flags, u->timeout_ms, u->excode, err);
+        return km_umount(u->target, u->confine, u->flags, u->timeout_ms, u->excode, err);
 }
 
-KM_EXPORT int km_umount_in_host(const char *ns_path, const char *target, unsigned flags, int timeout_ms,
-                                int *excode, struct km_error *err) {
+KM_EXPORT int km_umount_in_host(const char *ns_path, const char *target, const char *confine, unsigned flags,
+                                int timeout_ms, int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
         /* Relative to the caller's directory, which the switch would change. */
         _cleanup_free_ char *abs = target && target[0] != '-' ? path_absolute(target) : NULL;
-        struct host_umount u = { abs ? abs : target, flags, timeout_ms, excode ? excode : &dummy };
+        struct host_umount u = { abs ? abs : target, confine, flags, timeout_ms, excode ? excode : &dummy };
 
         *u.excode = MNT_EX_SYSERR;
         return km_hostns_run(ns_path, umount_cb, &u, err);

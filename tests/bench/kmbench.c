@@ -685,7 +685,7 @@ static void bench_p1b(const char *label, long n) {
                 for (int k = 0; k < 2; k++) {
                         if ((i + k) % 2 == 0) {
                                 t = now();
-                                if (km_mount(s, NULL, &err) < 0 || km_umount(target, 0, 0, NULL, &err) < 0) {
+                                if (km_mount(s, NULL, &err) < 0 || km_umount(target, NULL, 0, 0, NULL, &err) < 0) {
                                         fail("library: %s", err.message);
                                         goto out;
                                 }
@@ -714,7 +714,7 @@ static void bench_p1b(const char *label, long n) {
                         if ((i + k) % 2 == 0) {
                                 t = now();
                                 if (km_mount_in_host(hostns, s, NULL, &err) < 0 ||
-                                    km_umount_in_host(hostns, target, 0, 0, NULL, &err) < 0) {
+                                    km_umount_in_host(hostns, target, NULL, 0, 0, NULL, &err) < 0) {
                                         fail("library: %s", err.message);
                                         goto out;
                                 }

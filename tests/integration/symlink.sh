@@ -118,6 +118,18 @@ run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" mount --make-rshared "$V/to-etc"
 is "$(findmnt -no PROPAGATION --mountpoint /etc)" private "... and /etc stays private"
 umount /etc
 
+# umount walks the same way: a mount outside the kubelet dir reached through a
+# symlinked pod dir stays.
+mount -t tmpfs -o size=1m outside-vol "$OUTSIDE/volumes/v"
+run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" umount "$KUBELET_DIR/pods/uid-2/volumes/v"
+is "$RC" 32 "umount through a symlinked pod dir: exit 32"
+like "$ERR" "symlink" "... saying symlink"
+check "... and the mount outside stays" mountpoint -q "$OUTSIDE/volumes/v"
+run "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" umount -R "$KUBELET_DIR/pods/uid-2/volumes"
+is "$RC" 32 "umount -R through a symlinked pod dir: exit 32"
+check "... and the mount outside stays" mountpoint -q "$OUTSIDE/volumes/v"
+umount "$OUTSIDE/volumes/v"
+
 check_fails "/etc never became a mount point" mountpoint -q /etc
 check_fails "nor the dir outside" mountpoint -q "$OUTSIDE"
 node_down "symlinks"
