@@ -10,11 +10,6 @@
 #include "probes.h"
 #include "route.h"
 
-static const char *base_name(const char *p) {
-        const char *s = strrchr(p, '/');
-        return s ? s + 1 : p;
-}
-
 /*
  * "systemd-run --description=... --scope -- PROG ARGS", as the kubelet wraps
  * its mounts: the index of PROG, or -1 for any other shape (other options
@@ -121,7 +116,7 @@ int route_program(int argc, char **argv, bool mount_ns_entered) {
         }
         if (!mount_ns_entered)
                 return -1;
-        if (streq(base_name(argv[0]), "systemd-run")) {
+        if (streq(path_basename(argv[0]), "systemd-run")) {
                 int i = unwrap_systemd_run(argc, argv);
                 if (i < 0)
                         return -1;
@@ -129,7 +124,7 @@ int route_program(int argc, char **argv, bool mount_ns_entered) {
                 argv += i;
                 wrapped = true;
         }
-        name = base_name(argv[0]);
+        name = path_basename(argv[0]);
         if (streq(name, "mount"))
                 return route_mount(argc, argv, wrapped);
         if (streq(name, "umount"))

@@ -35,20 +35,6 @@ int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) {
         return r;
 }
 
-int km_error_prefix(struct km_error *err, const char *fmt, ...) {
-        char prefix[KM_ERROR_MAX], joined[2 * KM_ERROR_MAX + 2];
-        va_list ap;
-
-        if (!err)
-                return 0;
-        va_start(ap, fmt);
-        vsnprintf(prefix, sizeof(prefix), fmt, ap);
-        va_end(ap);
-        snprintf(joined, sizeof(joined), "%s: %s", prefix, err->message);
-        snprintf(err->message, sizeof(err->message), "%.*s", (int)sizeof(err->message) - 1, joined);
-        return err->code;
-}
-
 static km_log_fn log_fn;
 static void *log_userdata;
 static int log_max_level = -1;

@@ -9,6 +9,8 @@
 
 #include <libmount.h>
 
+#include "util.h"
+
 #define KM_LIBMOUNT_SYMBOLS(X)                                                                                       \
         X(mnt_context_disable_canonicalize)                                                                          \
         X(mnt_context_disable_mtab)                                                                                  \
@@ -53,6 +55,8 @@
 #define KM_DECLARE_SYM(f) extern __typeof__(f) *sym_##f;
 KM_LIBMOUNT_SYMBOLS(KM_DECLARE_SYM)
 #undef KM_DECLARE_SYM
+
+DEFINE_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
 /* 0 once libmount is loaded (thread-safe, once), else -EOPNOTSUPP. */
 int dlopen_libmount(void);

@@ -17,7 +17,6 @@
 #include "syscalls.h"
 #include "util.h"
 
-DEFINE_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
 
 KM_EXPORT struct km_mount_spec *km_mount_spec_new(void) {

@@ -106,17 +106,6 @@ KM_EXPORT int km_is_mount_point(const char *path, struct km_error *err) {
         return r;
 }
 
-static unsigned propagation_from_ms(uint64_t ms) {
-        unsigned p = 0;
-        if (ms & MS_SHARED)
-                p |= KM_PROPAGATION_SHARED;
-        if (ms & MS_SLAVE)
-                p |= KM_PROPAGATION_SLAVE;
-        if (ms & MS_UNBINDABLE)
-                p |= KM_PROPAGATION_UNBINDABLE;
-        return p;
-}
-
 static int info_from_statmount(const char *path, struct km_mount_info *ret) {
         _cleanup_free_ struct km_statmount *sm = NULL;
         struct statx stx;

@@ -144,19 +144,17 @@ KM_EXPORT unsigned km_mount_master(const struct km_mount *m) {
         return optional_field(m, "master");
 }
 
+unsigned propagation_from_ms(uint64_t ms) {
+        return (ms & MS_SHARED ? KM_PROPAGATION_SHARED : 0) | (ms & MS_SLAVE ? KM_PROPAGATION_SLAVE : 0) |
+               (ms & MS_UNBINDABLE ? KM_PROPAGATION_UNBINDABLE : 0);
+}
+
 KM_EXPORT unsigned km_mount_propagation(const struct km_mount *m) {
         unsigned long flags = 0;
-        unsigned r = 0;
 
         if (sym_mnt_fs_get_propagation(FS(m), &flags) < 0)
                 return 0;
-        if (flags & MS_SHARED)
-                r |= KM_PROPAGATION_SHARED;
-        if (flags & MS_SLAVE)
-                r |= KM_PROPAGATION_SLAVE;
-        if (flags & MS_UNBINDABLE)
-                r |= KM_PROPAGATION_UNBINDABLE;
-        return r;
+        return propagation_from_ms(flags);
 }
 
 KM_EXPORT const char *km_propagation_name(unsigned p) {

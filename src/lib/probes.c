@@ -7,17 +7,12 @@
 #include "probes.h"
 #include "syscalls.h"
 
-static const char *base_name(const char *p) {
-        const char *s = strrchr(p, '/');
-        return s ? s + 1 : p;
-}
-
 enum probe_kind probe_match(int argc, char *const *argv) {
         const char *name;
 
         if (argc < 1)
                 return PROBE_NONE;
-        name = base_name(argv[0]);
+        name = path_basename(argv[0]);
         if (streq(name, "findmnt") && argc == 7 && streq(argv[1], "-o") && streq(argv[2], "target,fstype") &&
             streq(argv[3], "--noheadings") && streq(argv[4], "--first-only") && streq(argv[5], "--target"))
                 return PROBE_FINDMNT_TARGET;

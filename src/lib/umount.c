@@ -21,7 +21,6 @@
 #include "syscalls.h"
 #include "util.h"
 
-DEFINE_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
 /* Identity and mtime of a helper directory: adding or removing an entry changes it. */
 struct dir_stamp {

@@ -71,6 +71,13 @@ bool path_is_below(const char *path, const char *prefix);
  * resolved); a namespace switch changes the working directory.  free().
  */
 char *path_absolute(const char *p);
+/* MS_SHARED/MS_SLAVE/MS_UNBINDABLE (mountinfo, statmount) as KM_PROPAGATION_* flags. */
+unsigned propagation_from_ms(uint64_t ms);
+/* The last component of a path ("/bin/mount" -> "mount"). */
+static inline const char *path_basename(const char *p) {
+        const char *s = strrchr(p, '/');
+        return s ? s + 1 : p;
+}
 /* Collapses repeated slashes and drops a trailing one, in place (no resolving). */
 char *path_simplify(char *p);
 
@@ -81,8 +88,6 @@ const char *str_printable(const char *s, char *buf, size_t size);
 int km_error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 /* Like km_error_set() without the ": strerror" suffix. */
 int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
-/* Prepends "context: " to an existing message. */
-int km_error_prefix(struct km_error *err, const char *fmt, ...) _printf_(2, 3);
 void km_log(int level, const char *fmt, ...) _printf_(2, 3);
 bool km_log_enabled(int level);
 
