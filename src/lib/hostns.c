@@ -23,19 +23,24 @@ static int same_ns(int fd_a, int fd_b) {
         return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-KM_EXPORT int km_hostns_is_current(const char *ns_path, struct km_error *err) {
-        _cleanup_close_ int target = -EBADF, self = -EBADF;
-        const char *path = ns_or_default(ns_path);
+/* Opens the namespace at path and the calling thread's: 1 if they are the same, else 0. */
+static int open_namespaces(const char *path, int *ret_target, int *ret_self, struct km_error *err) {
         int r;
 
-        target = open(path, O_RDONLY | O_CLOEXEC);
-        if (target < 0)
+        *ret_target = open(path, O_RDONLY | O_CLOEXEC);
+        if (*ret_target < 0)
                 return km_error_set(err, -errno, "host mount namespace %s", path);
-        self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (self < 0)
+        *ret_self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (*ret_self < 0)
                 return km_error_set(err, -errno, "open /proc/thread-self/ns/mnt");
-        r = same_ns(target, self);
+        r = same_ns(*ret_target, *ret_self);
         return r < 0 ? km_error_set(err, r, "host mount namespace %s", path) : r;
+}
+
+KM_EXPORT int km_hostns_is_current(const char *ns_path, struct km_error *err) {
+        _cleanup_close_ int target = -EBADF, self = -EBADF;
+
+        return open_namespaces(ns_or_default(ns_path), &target, &self, err);
 }
 
 KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
@@ -44,15 +49,9 @@ KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struc
         const char *path = ns_or_default(ns_path);
         int r, back;
 
-        target = open(path, O_RDONLY | O_CLOEXEC);
-        if (target < 0)
-                return km_error_set(err, -errno, "host mount namespace %s", path);
-        self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (self < 0)
-                return km_error_set(err, -errno, "open /proc/thread-self/ns/mnt");
-        r = same_ns(target, self);
+        r = open_namespaces(path, &target, &self, err);
         if (r < 0)
-                return km_error_set(err, r, "host mount namespace %s", path);
+                return r;
         if (r > 0)
                 return fn(userdata, err); /* already there: no switch */
 

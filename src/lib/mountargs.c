@@ -51,14 +51,6 @@ static int unknown_option(char *buf, size_t size, const char *shortopts, char *c
         return usage_error(buf, size, "unrecognized option '%s'", args[optind - 1]);
 }
 
-/* getopt keeps global state and permutes argv: work on a copy and reset it. */
-static char **argv_copy(int argc, char *const *argv) {
-        char **c = calloc(argc + 1, sizeof(char *));
-        if (c)
-                memcpy(c, argv, argc * sizeof(char *));
-        return c;
-}
-
 enum {
         OPT_SENSITIVE_FD = 0x100,
         OPT_SENSITIVE_FILE,

@@ -82,14 +82,13 @@ int nsenter_args_parse(int argc, char *const *argv, bool print_getopt_errors, st
                 { 'm', NS_MNT }, { 'u', NS_UTS }, { 'i', NS_IPC },    { 'n', NS_NET },
                 { 'p', NS_PID }, { 'U', NS_USER }, { 'C', NS_CGROUP }, { 'T', NS_TIME },
         };
-        _cleanup_free_ char **args = calloc(argc + 1, sizeof(char *));
+        _cleanup_free_ char **args = argv_copy(argc, argv);
         int c, seen_wd = 0;
         unsigned long n;
 
         memset(a, 0, sizeof(*a));
         if (!args)
                 return fail(a, false, "%s", strerror(ENOMEM));
-        memcpy(args, argv, argc * sizeof(char *));
         optind = 0;
         opterr = print_getopt_errors;
         while ((c = getopt_long(argc, args, "+ahVt:m::u::i::n::p::C::U::T::S:G:r::w::W:FZ", longopts, NULL)) != -1) {

@@ -18,6 +18,14 @@
  */
 #define stat_cached(fd, st) km_fstat_sync(fd, AT_STATX_DONT_SYNC, st)
 
+/* The walk (re)starts at "/". */
+static int open_root(int *ret_fd, struct stat *ret_st) {
+        *ret_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (*ret_fd < 0)
+                return -errno;
+        return stat_cached(*ret_fd, ret_st);
+}
+
 static bool same_inode(const struct stat *a, const struct stat *b) {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
@@ -44,10 +52,7 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
         todo = strdup(path);
         if (!todo)
                 return -ENOMEM;
-        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = stat_cached(fd, &st);
+        r = open_root(&fd, &st);
         if (r < 0)
                 return r;
         inside = have_confine && same_inode(&st, &cst);
@@ -105,10 +110,7 @@ int resolve_confined(const char *path, const char *confine, const char **ret_why
                         p = todo;
                         if (link[0] == '/') {
                                 closep(&fd);
-                                fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (fd < 0)
-                                        return -errno;
-                                r = stat_cached(fd, &st);
+                                r = open_root(&fd, &st);
                                 if (r < 0)
                                         return r;
                                 inside = have_confine && same_inode(&st, &cst);

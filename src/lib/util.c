@@ -94,3 +94,11 @@ char *path_absolute(const char *p) {
                 return NULL;
         return r ? path_simplify(r) : NULL;
 }
+
+char **argv_copy(int argc, char *const *argv) {
+        char **c = calloc(argc + 1, sizeof(char *));
+
+        if (c && argc > 0)
+                memcpy(c, argv, argc * sizeof(char *));
+        return c;
+}

@@ -91,6 +91,9 @@ int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) _print
 void km_log(int level, const char *fmt, ...) _printf_(2, 3);
 bool km_log_enabled(int level);
 
+/* A copy of argv's pointer array (NULL-terminated) for getopt, which permutes it. */
+char **argv_copy(int argc, char *const *argv);
+
 /* Text helpers (util.c). */
 char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
