@@ -100,7 +100,7 @@ bool km_error_is_corrupted_mount(int r);
 
 /* What the mount that holds path looks like (the deepest one). */
 struct km_mount_info {
-        uint64_t mount_id;   /* unique id where the kernel has it, else the mountinfo id */
+        uint64_t mount_id;   /* the id mountinfo shows (field 1) */
         unsigned propagation; /* KM_PROPAGATION_* */
         unsigned peer_group;
         unsigned master;
@@ -126,7 +126,10 @@ int km_hostns_is_current(const char *ns_path, struct km_error *err);
 /*
  * Run fn in the mount namespace of ns_path (NULL: default) in the calling
  * thread and come back, restoring root and working directory.  Safe in
- * multi-threaded callers: only the calling thread switches.
+ * multi-threaded callers: only the calling thread switches.  The first
+ * switch gives the thread its own fs context (unshare(CLONE_FS)): from then
+ * on its working directory and umask are its own.  Relative paths given to
+ * fn resolve in the host namespace, from its root.
  */
 int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
                   struct km_error *err);

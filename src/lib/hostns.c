@@ -43,12 +43,17 @@ KM_EXPORT int km_hostns_is_current(const char *ns_path, struct km_error *err) {
         return open_namespaces(ns_or_default(ns_path), &target, &self, err);
 }
 
+/* Set when a thread could not come back: it must not be used for another switch. */
+static __thread bool stranded;
+
 KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
                             struct km_error *err) {
         _cleanup_close_ int target = -EBADF, self = -EBADF, root = -EBADF, cwd = -EBADF;
         const char *path = ns_or_default(ns_path);
         int r, back;
 
+        if (stranded)
+                return km_error_set_plain(err, -EIO, "this thread could not return from a host mount namespace earlier");
         r = open_namespaces(path, &target, &self, err);
         if (r < 0)
                 return r;
@@ -69,8 +74,10 @@ KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struc
         back = setns(self, CLONE_NEWNS) < 0 ? -errno : 0;
         if (back == 0 && (fchdir(root) < 0 || chroot(".") < 0 || fchdir(cwd) < 0))
                 back = -errno;
-        if (back < 0)
+        if (back < 0) {
                 /* The thread is still in the host namespace: the caller must stop using it. */
+                stranded = true;
                 return km_error_set(err, back, "return from host mount namespace %s", path);
+        }
         return r;
 }

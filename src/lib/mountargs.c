@@ -137,7 +137,7 @@ int mount_args_parse(int argc, char *const *argv, struct mount_args *a) {
                         flags |= KM_MOUNT_VERBOSE;
                         break;
                 case 'n': /* no mtab is always the case */
-                case 's': /* sloppy: helpers get it through the options */
+                case 's': /* sloppy: accepted, has no effect */
                 case 'i':
                         break;
                 case 'h':

@@ -63,7 +63,7 @@ struct km_statmount {
 #define KM_STATMOUNT_FS_TYPE 0x00000020U
 #define KM_STATMOUNT_FS_SUBTYPE 0x00000100U
 
-/* Feature switches (features.c). */
+/* Feature switches (syscalls.c). */
 bool km_feature(unsigned feature);
 
 /*
