@@ -246,6 +246,31 @@ static int apply_propagation(const struct km_mount_spec *s, struct km_error *err
         return propagation_set_fd(fd, s->target, s->propagation, s->propagation_recursive, err);
 }
 
+/*
+ * After a mount by path (a helper, or a bind through libmount): the new mount
+ * must cover the directory that was checked.  A component swapped for a
+ * symlink in between would have sent it elsewhere (THREATS 2): then it is
+ * detached again.  Compared through the parents, which ".." from the new
+ * mount's root reaches; directories only.
+ */
+static int verify_landed(const struct km_mount_spec *s, int target_fd, struct km_error *err) {
+        _cleanup_close_ int now = -EBADF, parent_now = -EBADF, parent_checked = -EBADF;
+        struct stat st, a, b;
+
+        if (km_fstat_sync(target_fd, AT_STATX_DONT_SYNC, &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        now = open(s->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (now >= 0)
+                parent_now = openat(now, "..", O_PATH | O_CLOEXEC);
+        parent_checked = openat(target_fd, "..", O_PATH | O_CLOEXEC);
+        if (parent_now >= 0 && parent_checked >= 0 && km_fstat_sync(parent_now, AT_STATX_DONT_SYNC, &a) == 0 &&
+            km_fstat_sync(parent_checked, AT_STATX_DONT_SYNC, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                return 0;
+        (void)umount2(s->target, MNT_DETACH | UMOUNT_NOFOLLOW);
+        return km_error_set_plain(err, -EXDEV, "mount: %s: the path changed while mounting; the mount was undone",
+                                  s->target);
+}
+
 /* After a successful mount: log, then --make-* if asked. */
 static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         int r;
@@ -371,6 +396,13 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
                                  *msg ? msg : "mount failed");
                 }
                 return r;
+        }
+        if (!(s->flags & KM_MOUNT_FAKE) && streq(fd_path, s->target)) {
+                r = verify_landed(s, target_fd, err);
+                if (r < 0) {
+                        *excode = MNT_EX_FAIL;
+                        return r;
+                }
         }
         return mounted(s, excode, err);
 }
