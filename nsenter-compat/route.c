@@ -30,18 +30,12 @@ static int unwrap_systemd_run(int argc, char **argv) {
         return -1;
 }
 
-/* Types whose helper leaves a daemon behind: keep systemd's scope for those. */
-static bool may_start_daemon(const char *fstype) {
-        return !fstype || startswith(fstype, "fuse") || streq(fstype, "glusterfs") || streq(fstype, "ceph-fuse") ||
-               streq(fstype, "sshfs");
-}
-
 static const char *kubelet_dir(void) {
         const char *d = getenv("KUBEMOUNT_KUBELET_DIR");
         return d && d[0] == '/' ? d : "/var/lib/kubelet";
 }
 
-static int route_mount(int argc, char **argv, bool wrapped) {
+static int route_mount(int argc, char **argv) {
         struct mount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
@@ -52,9 +46,7 @@ static int route_mount(int argc, char **argv, bool wrapped) {
          * mount, which says it best.
          */
         r = mount_args_parse(argc, argv, &a);
-        if (r < 0 || a.help || a.version || a.sensitive_fd >= 0 || a.sensitive_file ||
-            /* systemd's scope keeps a daemon a helper may start (FUSE) alive. */
-            (wrapped && may_start_daemon(a.spec->fstype) && !mount_spec_is_bind_or_remount(a.spec))) {
+        if (r < 0 || a.help || a.version || a.sensitive_fd >= 0 || a.sensitive_file) {
                 mount_args_done(&a);
                 return -1;
         }
@@ -104,7 +96,6 @@ static bool program_exists(const char *argv0) {
 
 int route_program(int argc, char **argv, bool mount_ns_entered) {
         enum probe_kind probe = probe_match(argc, argv);
-        bool wrapped = false;
         const char *name;
 
         if (probe != PROBE_NONE && program_exists(argv[0])) {
@@ -122,11 +113,10 @@ int route_program(int argc, char **argv, bool mount_ns_entered) {
                         return -1;
                 argc -= i;
                 argv += i;
-                wrapped = true;
         }
         name = path_basename(argv[0]);
         if (streq(name, "mount"))
-                return route_mount(argc, argv, wrapped);
+                return route_mount(argc, argv);
         if (streq(name, "umount"))
                 return route_umount(argc, argv);
         return -1;

@@ -18,5 +18,7 @@ struct km_mount_spec {
 int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive,
                        struct km_error *err);
 
+/* A type whose mount helper leaves a daemon running (FUSE, glusterfs). */
+bool mount_spec_may_start_daemon(const struct km_mount_spec *s);
 /* A bind, a remount or only a propagation change: no mount.TYPE helper runs. */
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "options.h"
+#include "detach.h"
 #include "mount-spec.h"
 #include "newmount.h"
 #include "resolve.h"
@@ -214,6 +215,11 @@ static int open_bind_source(const struct km_mount_spec *s, struct km_error *err)
         return open_confined(s, abs, "bind source", err);
 }
 
+bool mount_spec_may_start_daemon(const struct km_mount_spec *s) {
+        const char *t = s->fstype;
+        return t && (startswith(t, "fuse") || streq(t, "glusterfs") || streq(t, "ceph-fuse") || streq(t, "sshfs"));
+}
+
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s) {
         return (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(s->options, "bind") ||
                options_has(s->options, "rbind") || options_has(s->options, "remount") ||
@@ -281,13 +287,79 @@ static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *
         return r;
 }
 
-KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+struct libmount_call {
+        const struct km_mount_spec *s;
+        const char *options;
+        int target_fd, source_fd;
+        bool bind;
+};
+
+/* The mount through libmount's context: helpers, remounts, what the kernel API path does not take. */
+static int mount_with_libmount(void *userdata, int *excode, struct km_error *err) {
+        const struct libmount_call *c = userdata;
+        const struct km_mount_spec *s = c->s;
         _cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = NULL;
+        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX], source_path[64];
+        const char *options = c->options;
+        int target_fd = c->target_fd, source_fd = c->source_fd, r, rc, ex;
+        bool bind = c->bind;
+
+        if (!(cxt = sym_mnt_new_context()))
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+
+        /*
+         * The kernel mounts on the held fd.  A helper gets the checked path,
+         * and so does a bind: libmount's second step (remount with the flags)
+         * must find the new mount, not the directory under it.
+         */
+        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
+        if (may_use_helper(s) || bind || access(fd_path, F_OK) < 0)
+                snprintf(fd_path, sizeof(fd_path), "%s", s->target);
+        /* A checked bind source is handed over as its fd, too. */
+        snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
+        if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
+            (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
+            (*options && sym_mnt_context_set_options(cxt, options) < 0))
+                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+        sym_mnt_context_disable_mtab(cxt, 1);
+        /* The target was resolved by open_target(): never again through links. */
+        sym_mnt_context_disable_canonicalize(cxt, 1);
+        if (s->flags & KM_MOUNT_FAKE)
+                sym_mnt_context_enable_fake(cxt, 1);
+        if (s->flags & KM_MOUNT_VERBOSE)
+                sym_mnt_context_enable_verbose(cxt, 1);
+
+        rc = sym_mnt_context_mount(cxt);
+        ex = sym_mnt_context_get_excode(cxt, rc, msg, sizeof(msg));
+        if (ex != MNT_EX_SUCCESS) {
+                scrub(msg, s->sensitive);
+                *excode = ex;
+                r = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EINVAL;
+                if (r >= 0)
+                        r = -EIO; /* a helper failed: the helper printed why */
+                if (err) {
+                        err->code = r;
+                        snprintf(err->message, sizeof(err->message), "mount: %s: %s", s->target,
+                                 *msg ? msg : "mount failed");
+                }
+                return r;
+        }
+        if (!(s->flags & KM_MOUNT_FAKE) && streq(fd_path, s->target)) {
+                r = verify_landed(s, target_fd, err);
+                if (r < 0) {
+                        *excode = MNT_EX_FAIL;
+                        return r;
+                }
+        }
+        *excode = MNT_EX_SUCCESS;
+        return 0;
+}
+
+KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         _cleanup_free_ char *options = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF;
-        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX], source_path[64];
         bool bind;
-        int r, rc, ex;
+        int r;
         int dummy;
 
         if (!excode)
@@ -356,55 +428,14 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
 
         if (dlopen_libmount() < 0)
                 return km_error_set(err, -EOPNOTSUPP, "mount: %s: cannot load libmount", s->target);
-        if (!(cxt = sym_mnt_new_context()))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
-
-        /*
-         * The kernel mounts on the held fd.  A helper gets the checked path,
-         * and so does a bind: libmount's second step (remount with the flags)
-         * must find the new mount, not the directory under it.
-         */
-        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
-        if (may_use_helper(s) || bind || access(fd_path, F_OK) < 0)
-                snprintf(fd_path, sizeof(fd_path), "%s", s->target);
-        /* A checked bind source is handed over as its fd, too. */
-        snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
-        if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
-            (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
-            (*options && sym_mnt_context_set_options(cxt, options) < 0))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
-        sym_mnt_context_disable_mtab(cxt, 1);
-        /* The target was resolved by open_target(): never again through links. */
-        sym_mnt_context_disable_canonicalize(cxt, 1);
-        if (s->flags & KM_MOUNT_FAKE)
-                sym_mnt_context_enable_fake(cxt, 1);
-        if (s->flags & KM_MOUNT_VERBOSE)
-                sym_mnt_context_enable_verbose(cxt, 1);
-
+        struct libmount_call call = { s, options, target_fd, source_fd, bind };
+        /* A helper that leaves a daemon (FUSE) runs in cgroups of its own: it must outlive the caller's. */
+        if (mount_spec_may_start_daemon(s) && may_use_helper(s) && !(s->flags & KM_MOUNT_FAKE))
+                r = run_in_own_cgroup("mount", mount_with_libmount, &call, excode, err);
+        else
+                r = mount_with_libmount(&call, excode, err);
         explicit_bzero(options, strlen(options));
-        rc = sym_mnt_context_mount(cxt);
-        ex = sym_mnt_context_get_excode(cxt, rc, msg, sizeof(msg));
-        if (ex != MNT_EX_SUCCESS) {
-                scrub(msg, s->sensitive);
-                *excode = ex;
-                r = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EINVAL;
-                if (r >= 0)
-                        r = -EIO; /* a helper failed: the helper printed why */
-                if (err) {
-                        err->code = r;
-                        snprintf(err->message, sizeof(err->message), "mount: %s: %s", s->target,
-                                 *msg ? msg : "mount failed");
-                }
-                return r;
-        }
-        if (!(s->flags & KM_MOUNT_FAKE) && streq(fd_path, s->target)) {
-                r = verify_landed(s, target_fd, err);
-                if (r < 0) {
-                        *excode = MNT_EX_FAIL;
-                        return r;
-                }
-        }
-        return mounted(s, excode, err);
+        return r < 0 ? r : mounted(s, excode, err);
 }
 
 struct host_call {

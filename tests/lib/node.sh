@@ -195,12 +195,27 @@ node_sandbox() {
         trap _km_sandbox_exit EXIT
         export KUBEMOUNT
         unset KUBEMOUNT_HOST_MOUNT_NS KUBEMOUNT_COMPAT
+        # Cgroups kubemount makes for FUSE daemons go under a name of this run's,
+        # removed at exit (cgroupfs is the machine's: a mount namespace does not hide it).
+        export KUBEMOUNT_CGROUP_PARENT="kubemount-test-$(basename "$KM_TOP")"
 }
 
 _km_sandbox_exit() {
         # The pid namespace dies with us anyway; be tidy for the log.
         [[ -n ${NODE:-} ]] && _km_node_teardown 2>/dev/null
+        km_cgroups_remove
         umount -l "$KM_TOP" 2>/dev/null
+}
+
+# The cgroups kubemount made under $KUBEMOUNT_CGROUP_PARENT, in every hierarchy
+# (empty once their daemons are gone).
+km_cgroups_remove() {
+        local d
+        for d in /sys/fs/cgroup/"$KUBEMOUNT_CGROUP_PARENT" /sys/fs/cgroup/*/"$KUBEMOUNT_CGROUP_PARENT"; do
+                [[ -d $d ]] || continue
+                find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+                rmdir "$d" 2>/dev/null
+        done
 }
 
 # ---- leak counter -------------------------------------------------------

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internal to kubemount-bench: what its files share.
+ *
+ *   kmbench.c         options, main(), the order the benchmarks run in
+ *   sandbox.c         the PID/mount namespace sandbox, mount trees, helper overlay
+ *   commands.c        spawning the commands being timed, finding util-linux
+ *   report.c          timing statistics, the results table, progress and errors
+ *   bench_mount.c     start-up, P1 (mount+umount commands), P1b (the library)
+ *   bench_query.c     P3 (mount-point queries), the mount-table read audit
+ *   bench_umount_r.c  P4 (umount -R), also with an umount helper installed
+ *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
+ */
+#ifndef KUBEMOUNT_BENCH_H
+#define KUBEMOUNT_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* ---- options (kmbench.c) ---- */
+
+struct bench_options {
+        const char *kubemount;
+        const char *floor; /* kubemount-bench-floor, libc only */
+        const char *shim;  /* nsenter-compat's nsenter (P5) */
+        const char *markdown; /* also write the table as markdown here */
+        long mounts;          /* the large case: host mounts / tree size */
+        long peer_sizes[4];   /* util-linux umount -R tree sizes */
+        size_t n_peer_sizes;
+        double scale; /* iteration multiplier */
+        bool quick;
+        bool no_audit;
+        const char *only; /* comma list of benchmarks to run, NULL: all */
+        bool verbose;
+};
+
+extern struct bench_options opt;
+
+static inline const char *km(void) {
+        return opt.kubemount;
+}
+
+/* ---- timing, results and messages (report.c) ---- */
+
+/* Inline: it brackets every timed region, so it should cost no call. */
+static inline double now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+enum verdict { INFO, PASS, MISS };
+
+struct result {
+        char name[160];
+        double ours, peer, ratio;
+        char goal[48];
+        enum verdict verdict;
+        char note[400];
+};
+
+extern int errors; /* real errors so far (fail()); missed goals are not errors */
+
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double median(double *v, size_t n); /* sorts v */
+long iters(long base);              /* base scaled by --scale, at least 3 */
+double wait_quiet(void);
+struct result *add_result(const char *name, double ours, double peer);
+void goal_ratio_max(struct result *r, double max);
+void note(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void print_header(void);
+void print_report(void);
+
+/* ---- running commands (commands.c) ---- */
+
+extern int errlog_fd; /* stderr of every spawned command goes here */
+extern char **env_plain, **env_compat;
+extern char *NSENTER, *MOUNT, *UMOUNT, *FINDMNT; /* util-linux, absolute paths */
+
+char **make_env(const char *extra1, const char *extra2);
+void show_errlog(void);
+int run_env(char *const argv[], char **envp, int out_fd);
+bool run_ok(char *const argv[]);
+char *capture(char *const argv[], char **envp);
+bool have_program(const char *name);
+bool find_peers(void);
+
+/* ---- the sandbox and what is built in it (sandbox.c) ---- */
+
+extern int ns_a, ns_b;        /* fds of the host-like and the caller namespace */
+extern char hostns[64];       /* /proc/<holder of A>/ns/mnt */
+extern char workdir[256];     /* private tmpfs in A; all test mounts go below it */
+extern char nsopt[96];        /* --host-mount-ns=... */
+extern char nsenter_opt[96];  /* --mount=... */
+extern char tree_leaf[512];   /* a mount point deep in the last tree built */
+
+int sandbox_run(int (*body)(void));
+void enter(int fd);
+long count_mounts(void);
+bool is_mount_point_raw(const char *path);
+double tree_build(const char *root, long n);
+void tree_drop(const char *root);
+bool helper_on(void);
+void helper_off(void);
+
+/* ---- the benchmarks ---- */
+
+void bench_startup(void);                     /* bench_mount.c */
+void bench_p1(const char *label, long n);
+void bench_p1b(const char *label, long n);
+void bench_p3(const char *label, long mounts); /* bench_query.c */
+void bench_audit(void);
+void bench_p4(void);                           /* bench_umount_r.c */
+void bench_p4_helper(void);
+void bench_p5(const char *label, long mounts, long n, bool large); /* bench_shim.c */
+
+#endif
