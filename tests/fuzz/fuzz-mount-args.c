@@ -31,17 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (size > MAX_INPUT)
                 return 0;
-        buf = malloc(size + 1);
-        check(buf);
-        memcpy(buf, data, size);
-        buf[size] = '\0';
-        /* Words are NUL-separated; a trailing NUL does not add an empty word. */
-        for (size_t start = 0; start < size && argc <= MAX_ARGS;) {
-                size_t len = strnlen(buf + start, size - start);
-                argv[argc++] = buf + start;
-                start += len + 1;
-        }
-        argv[argc] = NULL;
+        buf = fuzz_argv(data, size, argv, MAX_ARGS, &argc);
 
         {
                 struct mount_args a;

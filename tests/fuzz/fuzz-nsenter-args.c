@@ -44,18 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (size > MAX_INPUT)
                 return 0;
-        buf = malloc(size + 1);
-        check(buf);
-        memcpy(buf, data, size);
-        buf[size] = '\0';
+        buf = fuzz_argv(data, size, argv, MAX_ARGS, &argc);
         argv[0] = (char *)"nsenter";
-        /* Words are NUL-separated; a trailing NUL does not add an empty word. */
-        for (size_t start = 0; start < size && argc <= MAX_ARGS;) {
-                size_t len = strnlen(buf + start, size - start);
-                argv[argc++] = buf + start;
-                start += len + 1;
-        }
-        argv[argc] = NULL;
         memcpy(copy, argv, sizeof(argv));
 
         r = nsenter_args_parse(argc, argv, false, &a);

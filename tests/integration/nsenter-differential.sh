@@ -17,10 +17,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
 
-SHIM=${NSENTER_COMPAT:-}
-REAL=${REAL_NSENTER:-/usr/bin/nsenter}
-[[ -n $SHIM && -x $SHIM ]] || skip_all "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
-[[ -x $REAL ]] || skip_all "no util-linux nsenter at $REAL"
+need_nsenter_pair
 command -v perl >/dev/null || skip_all "perl is not installed (used to tell an exit status from a signal)"
 
 node_up

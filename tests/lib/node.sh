@@ -200,6 +200,14 @@ node_sandbox() {
         export KUBEMOUNT_CGROUP_PARENT="kubemount-test-$(basename "$KM_TOP")"
 }
 
+# need_nsenter_pair: SHIM (nsenter-compat) and REAL (util-linux nsenter), or skip.
+need_nsenter_pair() {
+        SHIM=${NSENTER_COMPAT:-}
+        REAL=${REAL_NSENTER:-/usr/bin/nsenter}
+        [[ -n $SHIM && -x $SHIM ]] || skip_all "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
+        [[ -x $REAL ]] || skip_all "no util-linux nsenter at $REAL"
+}
+
 _km_sandbox_exit() {
         # The pid namespace dies with us anyway; be tidy for the log.
         [[ -n ${NODE:-} ]] && _km_node_teardown 2>/dev/null
