@@ -137,9 +137,11 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
                 }
                 char group[32];
                 snprintf(group, sizeof(group), "mount-%d", (int)getpid());
-                a.r = enter_own_cgroups(group, &a.err);
-                if (a.r >= 0)
-                        a.r = fn(userdata, &a.excode, &a.err);
+                /* Without its own cgroups the mount still works; only the survival is lost: say so. */
+                if (enter_own_cgroups(group, &a.err) < 0)
+                        km_log(KM_LOG_WARNING, "%s: %s; its daemon stays in the caller's cgroup", name, a.err.message);
+                a.err = (struct km_error){ 0 };
+                a.r = fn(userdata, &a.excode, &a.err);
                 _exit(write(fds[1], &a, sizeof(a)) != sizeof(a));
         }
         close(fds[1]);

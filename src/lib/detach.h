@@ -9,7 +9,8 @@
  * "kubemount", of the host's cgroup namespace), so that a daemon it starts -
  * a FUSE daemon a mount helper leaves behind - survives when the caller's
  * cgroup (a kubelet container) is killed: what systemd-run --scope gave the
- * kubelet.  The caller's pid namespace is kept.  fn's result, excode and
+ * kubelet.  The caller's pid namespace is kept.  If the cgroups cannot be
+ * made, fn still runs (with a warning logged).  fn's result, excode and
  * error come back through a pipe.
  */
 int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, struct km_error *err),
