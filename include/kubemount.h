@@ -139,7 +139,7 @@ struct km_mount_spec;
 enum {
         KM_MOUNT_BIND = 1u << 0,
         KM_MOUNT_RBIND = 1u << 1,
-        KM_MOUNT_NO_CANONICALIZE = 1u << 2,
+        KM_MOUNT_NO_CANONICALIZE = 1u << 2, /* mount -c: recorded; targets are always walked by kubemount itself */
         KM_MOUNT_READ_ONLY = 1u << 3,
         KM_MOUNT_READ_WRITE = 1u << 4,
         KM_MOUNT_FAKE = 1u << 5,
@@ -158,8 +158,9 @@ void km_mount_spec_set_flags(struct km_mount_spec *s, unsigned flags);
 /* --make-[r]shared etc.; applied after the mount, or alone when no source. */
 void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_kind kind, bool recursive);
 /*
- * Targets at or below dir (e.g. the kubelet dir) must not pass through a
- * symlink, "." or ".." after dir: a pod cannot redirect a mount to /etc.
+ * Targets and bind sources at or below dir (e.g. the kubelet dir) must not
+ * pass through a symlink or ".." after dir: a pod cannot redirect a mount to
+ * /etc.  Refused, too, when dir cannot be looked at (fail closed).
  */
 int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir);
 /* Options as they may be shown: sensitive values replaced by "<masked>". */

@@ -165,13 +165,18 @@ static void scrub(char *message, const char *sensitive) {
  * are a classic kubelet leak).  Reads the table only when the target already
  * is a mount point.
  */
+/* -B/-R or -o bind/rbind. */
+static bool spec_is_bind(const struct km_mount_spec *s) {
+        return (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(s->options, "bind") ||
+               options_has(s->options, "rbind");
+}
+
 static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err) {
         struct km_mount_table *t = NULL;
         const struct km_mount *m;
         int r;
 
-        if (!s->source || (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(s->options, "remount") ||
-            options_has(s->options, "bind") || options_has(s->options, "rbind"))
+        if (!s->source || spec_is_bind(s) || options_has(s->options, "remount"))
                 return 0;
         if (km_is_mount_point(s->target, NULL) <= 0)
                 return 0;
@@ -221,23 +226,15 @@ bool mount_spec_may_start_daemon(const struct km_mount_spec *s) {
 }
 
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s) {
-        return (s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) || options_has(s->options, "bind") ||
-               options_has(s->options, "rbind") || options_has(s->options, "remount") ||
-               (!s->source && s->has_propagation);
+        return spec_is_bind(s) || options_has(s->options, "remount") || (!s->source && s->has_propagation);
 }
 
 /* Whether libmount would run a /sbin/mount.TYPE helper (which needs a path). */
 static bool may_use_helper(const struct km_mount_spec *s) {
-        char p[300];
-
+        /* No type (probed) or a subtype (fuse.sshfs -> mount.fuse): libmount may look further. */
         if (!s->fstype || strchr(s->fstype, '.'))
-                return !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND)) && !options_has(s->options, "bind") &&
-                       !options_has(s->options, "rbind");
-        snprintf(p, sizeof(p), "/sbin/mount.%s", s->fstype);
-        if (access(p, X_OK) == 0)
-                return true;
-        snprintf(p, sizeof(p), "/usr/sbin/mount.%s", s->fstype);
-        return access(p, X_OK) == 0;
+                return !spec_is_bind(s);
+        return host_helper_exists("mount", s->fstype);
 }
 
 /* --make-*: on the mount now at the target, found by a fresh confined walk. */
@@ -400,7 +397,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
 
         /* The new mount API where it takes the request; libmount for the rest. */
         r = -ENOSYS;
-        bind = s->source && (options_has(options, "bind") || options_has(options, "rbind"));
+        bind = s->source && spec_is_bind(s);
         if (bind && !options_has(options, "remount")) {
                 source_fd = open_bind_source(s, err);
                 if (source_fd < 0) {

@@ -76,18 +76,6 @@ static bool have_umount_helpers(void) {
         return r;
 }
 
-static bool have_helper_for(const char *fstype) {
-        char helper[300];
-
-        if (!fstype || !*fstype || strchr(fstype, '/'))
-                return false;
-        snprintf(helper, sizeof(helper), "/sbin/umount.%s", fstype);
-        if (access(helper, X_OK) == 0)
-                return true;
-        snprintf(helper, sizeof(helper), "/usr/sbin/umount.%s", fstype);
-        return access(helper, X_OK) == 0;
-}
-
 /*
  * The type of the filesystem mounted at target in O(1) (statx + statmount),
  * or NULL when that cannot tell (old kernel, not a mount point, corrupted
@@ -150,13 +138,13 @@ static int umount_once(const char *target, int mnt_flags, bool helpers, const ch
                 bool helper;
 
                 if (fstype || type)
-                        helper = have_helper_for(fstype ? fstype : type);
+                        helper = host_helper_exists("umount", fstype ? fstype : type);
                 else {
                         struct km_mount_table *t = NULL;
                         const struct km_mount *m;
 
                         helper = km_mount_table_load(NULL, &t, NULL) == 0 &&
-                                 (m = km_mount_table_find_target(t, target)) && have_helper_for(km_mount_fstype(m));
+                                 (m = km_mount_table_find_target(t, target)) && host_helper_exists("umount", km_mount_fstype(m));
                         km_mount_table_free(t);
                 }
                 if (helper)
@@ -382,7 +370,7 @@ static int umount_recursive(const char *target, unsigned flags, int timeout_ms, 
                 const char *mp = km_mount_target(m);
                 if (mp && path_is_below(mp, target))
                         v[n++] = (struct victim){ mp, km_mount_fstype(m), path_depth(mp), i,
-                                                  helpers && have_helper_for(km_mount_fstype(m)) };
+                                                  helpers && host_helper_exists("umount", km_mount_fstype(m)) };
         }
         if (n == 0) {
                 km_mount_table_free(t);

@@ -102,3 +102,17 @@ char **argv_copy(int argc, char *const *argv) {
                 memcpy(c, argv, argc * sizeof(char *));
         return c;
 }
+
+bool host_helper_exists(const char *kind, const char *fstype) {
+        static const char *const dirs[] = { "/sbin", "/usr/sbin" };
+        char path[PATH_MAX];
+
+        if (!fstype || !*fstype || strchr(fstype, '/'))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                snprintf(path, sizeof(path), "%s/%s.%s", dirs[i], kind, fstype);
+                if (access(path, X_OK) == 0)
+                        return true;
+        }
+        return false;
+}

@@ -94,6 +94,9 @@ bool km_log_enabled(int level);
 /* A copy of argv's pointer array (NULL-terminated) for getopt, which permutes it. */
 char **argv_copy(int argc, char *const *argv);
 
+/* Whether the host has /sbin/KIND.FSTYPE or /usr/sbin/KIND.FSTYPE (KIND: "mount", "umount"). */
+bool host_helper_exists(const char *kind, const char *fstype);
+
 /* Text helpers (util.c). */
 char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);

@@ -39,6 +39,15 @@ __attribute__((format(printf, 1, 2))) static inline void test_note(const char *f
         printf("# %s\n", buf);
 }
 
+/* The number of words of a NULL-terminated argv (built with an ARGV(...) literal). */
+static inline int test_argc(const char *const *argv) {
+        int n = 0;
+
+        while (argv[n])
+                n++;
+        return n;
+}
+
 /* Path of a fixture under tests/data/ (static buffer, valid until the next call). */
 static inline const char *test_data_path(const char *name) {
         static char path[PATH_MAX];

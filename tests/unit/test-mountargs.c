@@ -21,16 +21,9 @@
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static int argv_count(const char *const *argv) {
-        int n = 0;
-
-        while (argv[n])
-                n++;
-        return n;
-}
 
 static int parse_mount(const char *const *argv, struct mount_args *a) {
-        int r = mount_args_parse(argv_count(argv), (char *const *)argv, a);
+        int r = mount_args_parse(test_argc(argv), (char *const *)argv, a);
 
         test_note("mount parse: %d '%s'", r, a->error);
         assert_true(r == 0 || r == -EINVAL);
@@ -383,7 +376,7 @@ static void test_mount_parses_again_after_an_error(void **state) {
 /* ---- umount ---- */
 
 static int parse_umount(const char *const *argv, struct umount_args *a) {
-        int r = umount_args_parse(argv_count(argv), (char *const *)argv, a);
+        int r = umount_args_parse(test_argc(argv), (char *const *)argv, a);
 
         test_note("umount parse: %d '%s'", r, a->error);
         assert_true(r == 0 || r == -EINVAL);

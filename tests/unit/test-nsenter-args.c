@@ -22,17 +22,10 @@
 #define ARGV(...) ((const char *const[]){ "nsenter", __VA_ARGS__, NULL })
 #define ARGV0 ((const char *const[]){ "nsenter", NULL })
 
-static int argv_count(const char *const *argv) {
-        int n = 0;
-
-        while (argv[n])
-                n++;
-        return n;
-}
 
 /* Parses argv and checks what holds for every result. */
 static int parse(const char *const *argv, struct nsenter_args *a) {
-        int argc = argv_count(argv);
+        int argc = test_argc(argv);
         int r = nsenter_args_parse(argc, (char *const *)argv, false, a);
 
         test_note("parse: %d failed=%d try_help=%d '%s'", r, a->failed, a->try_help, a->error);

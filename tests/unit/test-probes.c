@@ -23,16 +23,9 @@
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static int argv_count(const char *const *argv) {
-        int n = 0;
-
-        while (argv[n])
-                n++;
-        return n;
-}
 
 static enum probe_kind match(const char *const *argv) {
-        return probe_match(argv_count(argv), (char *const *)argv);
+        return probe_match(test_argc(argv), (char *const *)argv);
 }
 
 /* The probe's answer for argv, which must match kind; NULL for -EAGAIN. */
@@ -41,7 +34,7 @@ static char *answer(enum probe_kind kind, const char *const *argv) {
         int r;
 
         assert_int_equal(match(argv), kind);
-        r = probe_answer(kind, argv_count(argv), (char *const *)argv, &out);
+        r = probe_answer(kind, test_argc(argv), (char *const *)argv, &out);
         assert_true(r == 0 || r == -EAGAIN);
         if (r < 0) {
                 assert_null(out);
