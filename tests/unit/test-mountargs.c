@@ -31,6 +31,28 @@ static int parse_mount(const char *const *argv, struct mount_args *a) {
         return r;
 }
 
+/*
+ * mount(8) takes options after the operands ("mount SRC DST -o ro"): GNU
+ * getopt permutes argv for that, which must happen on a copy, never on the
+ * caller's array (the nsenter shim passes its own argv on).
+ */
+static void test_mount_options_after_operands_leave_argv_alone(void **state) {
+        const char *words[] = { "mount", "/src", "/dst", "-o", "ro", "-t", "ext4", NULL };
+        const char *before[ELEMENTSOF(words)];
+        struct mount_args a;
+
+        (void)state;
+        memcpy(before, words, sizeof(words));
+        assert_int_equal(parse_mount(words, &a), 0);
+        assert_string_equal(a.spec->source, "/src");
+        assert_string_equal(a.spec->target, "/dst");
+        assert_string_equal(a.spec->options, "ro");
+        assert_string_equal(a.spec->fstype, "ext4");
+        mount_args_done(&a);
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                assert_ptr_equal(words[i], before[i]);
+}
+
 static void expect_mount_error(const char *const *argv, const char *message) {
         struct mount_args a;
 
@@ -546,6 +568,7 @@ static void test_path_simplify(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mount_nfs_with_type_and_options),
+                cmocka_unit_test(test_mount_options_after_operands_leave_argv_alone),
                 cmocka_unit_test(test_mount_bind_as_option),
                 cmocka_unit_test(test_mount_bind_remount_read_only),
                 cmocka_unit_test(test_mount_bind_long_option),

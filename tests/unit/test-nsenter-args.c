@@ -741,18 +741,6 @@ static void test_parses_again(void **state) {
 }
 
 /* The caller's argv is not reordered (getopt works on a copy). */
-static void test_argv_is_left_alone(void **state) {
-        const char *words[] = { "nsenter", "-m", "ls", "--", "-t", "x", NULL };
-        const char *copy[ELEMENTSOF(words)];
-        struct nsenter_args a;
-
-        memcpy(copy, words, sizeof(words));
-        expect_ok(words, &a);
-        nsenter_args_done(&a);
-        for (size_t i = 0; i < ELEMENTSOF(words); i++)
-                assert_ptr_equal(words[i], copy[i]);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_ns_table_matches_kinds),
@@ -776,7 +764,6 @@ int main(void) {
                 cmocka_unit_test(test_events_before_an_error_are_kept),
                 cmocka_unit_test(test_done_frees_and_resets),
                 cmocka_unit_test(test_parses_again),
-                cmocka_unit_test(test_argv_is_left_alone),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
