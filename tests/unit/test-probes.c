@@ -124,7 +124,8 @@ static char *run_tool(const char *cmd, const char *word) {
 #define FINDMNT_CMD "findmnt -o target,fstype --noheadings --first-only --target"
 
 /* The probe answers as the real findmnt prints, or leaves it to findmnt. */
-static bool findmnt_agrees(const char *path) {
+/* Whether the probe answered for path; an answer must equal findmnt's, byte for byte. */
+static bool findmnt_answered_alike(const char *path) {
         char *mine = answer_findmnt(path), *theirs;
         bool answered = mine != NULL;
 
@@ -561,15 +562,15 @@ static void test_findmnt_root_and_temp_dir(void **state) {
                 test_note("the probe defers for / (no statmount(2), features disabled, or / stacked)");
                 skip();
         }
-        assert_true(findmnt_agrees("/"));
+        assert_true(findmnt_answered_alike("/"));
         on_root = temp_dir_on_root();
         /* On "/" (not stacked, as seen above) the temp dir must be answered too. */
-        assert_true(findmnt_agrees(fx.dir) || !on_root);
-        assert_true(findmnt_agrees(fx.sub) || !on_root);
-        assert_true(findmnt_agrees(fx.link) || !on_root);
-        assert_true(findmnt_agrees(fx.file) || !on_root);
+        assert_true(findmnt_answered_alike(fx.dir) || !on_root);
+        assert_true(findmnt_answered_alike(fx.sub) || !on_root);
+        assert_true(findmnt_answered_alike(fx.link) || !on_root);
+        assert_true(findmnt_answered_alike(fx.file) || !on_root);
         /* The path is not printed, only its mount point. */
-        assert_true(findmnt_agrees(fx.link_to_bad) || !on_root);
+        assert_true(findmnt_answered_alike(fx.link_to_bad) || !on_root);
 }
 
 /* dir/NAME for the first entry of dir other than . and .., or NULL. */
@@ -606,11 +607,11 @@ static void test_findmnt_every_mount_point(void **state) {
                 /* Field 5 is the mount point; escaped ones (\040) are left out. */
                 if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 || strchr(point, '\\'))
                         continue;
-                answered += findmnt_agrees(point);
+                answered += findmnt_answered_alike(point);
                 /* And the first entry inside it, whatever it is. */
                 below = first_entry(point);
                 if (below)
-                        findmnt_agrees(below);
+                        findmnt_answered_alike(below);
                 free(below);
                 checked++;
         }
@@ -630,12 +631,12 @@ static void test_findmnt_relative_path(void **state) {
         assert_true(cwd >= 0);
         on_root = temp_dir_on_root();
         assert_int_equal(chdir(fx.dir), 0);
-        assert_true(findmnt_agrees(".") || !on_root);
-        assert_true(findmnt_agrees("sub") || !on_root);
-        assert_true(findmnt_agrees("link/..") || !on_root);
+        assert_true(findmnt_answered_alike(".") || !on_root);
+        assert_true(findmnt_answered_alike("sub") || !on_root);
+        assert_true(findmnt_answered_alike("link/..") || !on_root);
         if (chdir("/proc") == 0) {
-                findmnt_agrees("self");
-                findmnt_agrees(".");
+                findmnt_answered_alike("self");
+                findmnt_answered_alike(".");
         }
         assert_int_equal(fchdir(cwd), 0);
         close(cwd);
