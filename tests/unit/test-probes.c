@@ -123,7 +123,6 @@ static char *run_tool(const char *cmd, const char *word) {
 
 #define FINDMNT_CMD "findmnt -o target,fstype --noheadings --first-only --target"
 
-/* The probe answers as the real findmnt prints, or leaves it to findmnt. */
 /* Whether the probe answered for path; an answer must equal findmnt's, byte for byte. */
 static bool findmnt_answered_alike(const char *path) {
         char *mine = answer_findmnt(path), *theirs;
