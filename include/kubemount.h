@@ -193,6 +193,71 @@ int km_umount_in_host(const char *ns_path, const char *target, const char *confi
 /* Mount options: mask values of sensitive keys ("password=<masked>"). */
 char *km_options_mask(const char *options);
 
+/* ---- VCS containers: volume client software run from a root filesystem ---- */
+
+/*
+ * A VCS container description.  The container gets new mount, pid, uts and
+ * ipc namespaces, the host network unless km_vcs_set_host_network(v, false),
+ * a fresh /proc, /dev and read-only /sys, the VCS capability set (mount and
+ * FUSE allowed, nothing inheritable or ambient), no_new_privs and the default
+ * seccomp filter.  Binds made KM_MAKE_SHARED carry mounts made in the
+ * container to the host (the source must be on a shared mount there).
+ */
+struct km_vcs;
+struct km_vcs *km_vcs_new(void);
+void km_vcs_free(struct km_vcs *v);
+int km_vcs_set_rootfs(struct km_vcs *v, const char *dir);
+int km_vcs_set_name(struct km_vcs *v, const char *name);
+int km_vcs_set_command(struct km_vcs *v, char *const *argv);
+int km_vcs_add_env(struct km_vcs *v, const char *assignment); /* "K=V" */
+int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination, enum km_propagation_kind kind,
+                     bool readonly);
+int km_vcs_set_cwd(struct km_vcs *v, const char *dir);
+void km_vcs_set_host_network(struct km_vcs *v, bool host);
+void km_vcs_set_host_dev(struct km_vcs *v, bool host);
+void km_vcs_set_readonly(struct km_vcs *v, bool readonly);
+void km_vcs_set_timeout_ms(struct km_vcs *v, int timeout_ms);
+/* The OCI runtime-spec config.json the container is made from (free()). */
+char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err);
+
+/*
+ * The agent makes the containers: a host process (`kubemount agent`) that a
+ * containerized caller reaches through STATE_DIR/agent.sock in the host
+ * mount namespace, so the containers live outside the caller's pid namespace
+ * and cgroup.  A caller in the host's pid namespace starts it when it is not
+ * running.  NULLs: $KUBEMOUNT_STATE_DIR or /run/kubemount, and
+ * $KUBEMOUNT_HOST_MOUNT_NS or /proc/1/ns/mnt.
+ */
+struct km_agent;
+int km_agent_new(const char *state_dir, const char *host_mount_ns, struct km_agent **ret);
+void km_agent_free(struct km_agent *a);
+/* Serves in this process until idle for idle_exit_s (0: forever); ready_fd (or -1) gets "1" once listening. */
+int km_agent_serve(const char *state_dir, int idle_exit_s, int ready_fd, struct km_error *err);
+
+/* A short run: combined output (free()) and exit status (128+N for signal N, 124 on timeout). */
+int km_vcs_run(struct km_agent *a, const struct km_vcs *v, char **output, size_t *size, int *exit_status,
+               struct km_error *err);
+/* The same with the command's stdin, stdout and stderr given. */
+int km_vcs_run_fds(struct km_agent *a, const struct km_vcs *v, const int fds[3], int *exit_status,
+                   struct km_error *err);
+/* A long-running container (a FUSE daemon): returns once it runs, with its name (free(); may be NULL). */
+int km_vcs_start(struct km_agent *a, const struct km_vcs *v, char **ret_name, struct km_error *err);
+/* A command in a running container (RunCommandInContainer): combined output and exit status. */
+int km_vcs_exec(struct km_agent *a, const char *name, char *const *argv, char **output, size_t *size,
+                int *exit_status, struct km_error *err);
+/* The same streamed: env and cwd NULL for the container's; tty: fds[0] is a terminal to control. */
+int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const *argv, char *const *env, const char *cwd,
+                    bool tty, const int fds[3], int *exit_status, struct km_error *err);
+/* SIGTERM to PID 1 (forwarded to the command), SIGKILL after timeout_ms; exit status, -1 if unknown. */
+int km_vcs_stop(struct km_agent *a, const char *name, int timeout_ms, int *exit_status, struct km_error *err);
+int km_vcs_remove(struct km_agent *a, const char *name, bool force, struct km_error *err);
+/* JSON text (free()): {"containers": [{name, status, pid, exit_code, created, command, running}, ...]}. */
+int km_vcs_list(struct km_agent *a, char **json, struct km_error *err);
+/* fds of the log, older part first; returns how many (0-2). */
+int km_vcs_logs(struct km_agent *a, const char *name, int fds[2], struct km_error *err);
+/* Reconciles the state dir with the kernel; JSON text {"actions": [...]} (free()). */
+int km_vcs_gc(struct km_agent *a, const char *kubelet_dir, char **json, struct km_error *err);
+
 #ifdef __cplusplus
 }
 #endif

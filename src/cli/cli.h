@@ -23,6 +23,14 @@ int cmd_umount(struct cli *cli, int argc, char **argv);
 int cmd_is_mountpoint(struct cli *cli, int argc, char **argv);
 int cmd_refs(struct cli *cli, int argc, char **argv);
 int cmd_list(struct cli *cli, int argc, char **argv);
+int cmd_run(struct cli *cli, int argc, char **argv);
+int cmd_agent(struct cli *cli, int argc, char **argv);
+int cmd_ps(struct cli *cli, int argc, char **argv);
+int cmd_exec(struct cli *cli, int argc, char **argv);
+int cmd_stop(struct cli *cli, int argc, char **argv);
+int cmd_rm(struct cli *cli, int argc, char **argv);
+int cmd_logs(struct cli *cli, int argc, char **argv);
+int cmd_gc(struct cli *cli, int argc, char **argv);
 
 /* Prints "kubemount: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);

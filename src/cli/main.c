@@ -106,12 +106,21 @@ static const struct {
         { "is-mountpoint", cmd_is_mountpoint },
         { "refs", cmd_refs },
         { "list", cmd_list },
+        { "run", cmd_run },
+        { "agent", cmd_agent },
+        { "ps", cmd_ps },
+        { "exec", cmd_exec },
+        { "stop", cmd_stop },
+        { "rm", cmd_rm },
+        { "logs", cmd_logs },
+        { "gc", cmd_gc },
 };
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "host-mount-ns", required_argument, NULL, 'N' },
                 { "kubelet-dir", required_argument, NULL, 'K' },
+                { "state-dir", required_argument, NULL, 'S' },
                 { "json", no_argument, NULL, 'J' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -134,6 +143,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'K':
                         cli.kubelet_dir = optarg;
+                        break;
+                case 'S':
+                        setenv("KUBEMOUNT_STATE_DIR", optarg, 1); /* the library's default, and the agent's */
                         break;
                 case 'J':
                         cli.json = true;

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kubemount run: a VCS container, short-lived or detached. */
+#include <getopt.h>
+#include <fcntl.h>
+#include <limits.h>
+
+#include "cli.h"
+
+static const char help[] =
+        "Usage: kubemount run --rootfs DIR [OPTIONS] -- COMMAND [ARGS...]\n"
+        "\n"
+        "Run volume client software (mount.nfs, sshfs, bindfs, mkfs.xfs, ...) from a\n"
+        "root filesystem, in new mount, pid, uts and ipc namespaces, with the VCS\n"
+        "capability set, no_new_privs and the default seccomp filter.  Mounts made\n"
+        "in the container below a --mount bound rshared appear in the host and in pods.\n"
+        "Containers are made by the kubemount agent, which this starts when needed\n"
+        "(from the host's pid namespace); a containerized caller needs it running.\n"
+        "\n"
+        "Options:\n"
+        "  --rootfs DIR           the root filesystem (a host path)\n"
+        "  --name NAME            the container's name (default: generated)\n"
+        "  -d, --detach           keep it running; print its name; output goes to\n"
+        "                         'kubemount logs NAME'\n"
+        "  --mount SRC:DST[:PROPAGATION][:ro]\n"
+        "                         bind host SRC on DST; PROPAGATION rshared (default),\n"
+        "                         rslave or private\n"
+        "  -e, --env K=V          set an environment variable\n"
+        "  --net host|none        the host's network (default) or none\n"
+        "  --host-dev             the host's /dev instead of a fresh one\n"
+        "  --read-only            mount the root filesystem read-only\n"
+        "  -w, --cwd DIR          working directory in the container (default /)\n"
+        "  --timeout SECS         kill the container after SECS (exit status 124)\n"
+        "  -i, --interactive      pass stdin (else the command reads /dev/null)\n"
+        "  --runtime NAME         embedded (default); crun, runc or a path: run the\n"
+        "                         same OCI bundle with that runtime\n"
+        "  -h, --help             show this help\n"
+        "\n"
+        "Exit status: the command's; 128+N if it was killed by signal N; 124 after\n"
+        "--timeout; 125 if kubemount itself failed; 126 if COMMAND cannot be run;\n"
+        "127 if it is not found.\n";
+
+enum { EXIT_RUN_FAILED = 125 };
+
+/* SRC:DST[:PROPAGATION][:ro] */
+static int parse_mount(struct km_vcs *v, const char *arg) {
+        _cleanup_free_ char *copy = strdup(arg);
+        char *src, *dst, *opt, *save = NULL;
+        enum km_propagation_kind kind = KM_MAKE_SHARED;
+        bool ro = false;
+
+        if (!copy)
+                return -ENOMEM;
+        src = strtok_r(copy, ":", &save);
+        dst = strtok_r(NULL, ":", &save);
+        if (!src || !dst)
+                return -EINVAL;
+        while ((opt = strtok_r(NULL, ":", &save))) {
+                if (streq(opt, "rshared"))
+                        kind = KM_MAKE_SHARED;
+                else if (streq(opt, "rslave"))
+                        kind = KM_MAKE_SLAVE;
+                else if (streq(opt, "private") || streq(opt, "rprivate"))
+                        kind = KM_MAKE_PRIVATE;
+                else if (streq(opt, "ro"))
+                        ro = true;
+                else
+                        return -EINVAL;
+        }
+        _cleanup_free_ char *abs = path_absolute(src);
+        return abs ? km_vcs_add_mount(v, abs, dst, kind, ro) : -ENOMEM;
+}
+
+static int parse_timeout(const char *s, int *ms) {
+        char *end;
+        double secs = strtod(s, &end);
+
+        if (end == s || *end || secs <= 0 || secs > INT_MAX / 1000)
+                return -EINVAL;
+        *ms = (int)(secs * 1000);
+        return 0;
+}
+
+int cmd_run(struct cli *cli, int argc, char **argv) {
+        static const struct option opts[] = {
+                { "rootfs", required_argument, NULL, 'R' },  { "name", required_argument, NULL, 'n' },
+                { "detach", no_argument, NULL, 'd' },         { "mount", required_argument, NULL, 'm' },
+                { "env", required_argument, NULL, 'e' },      { "net", required_argument, NULL, 'N' },
+                { "host-dev", no_argument, NULL, 'D' },       { "read-only", no_argument, NULL, 'r' },
+                { "cwd", required_argument, NULL, 'w' },      { "timeout", required_argument, NULL, 'T' },
+                { "interactive", no_argument, NULL, 'i' },    { "runtime", required_argument, NULL, 'U' },
+                { "help", no_argument, NULL, 'h' },           {},
+        };
+        struct km_vcs *v = km_vcs_new();
+        struct km_agent *agent = NULL;
+        struct km_error err = {};
+        bool detach = false, interactive = false;
+        int c, r = 0, ms, status = -1;
+
+        if (!v)
+                return EXIT_RUN_FAILED;
+        optind = 0;
+        opterr = 0;
+        while (r == 0 && (c = getopt_long(argc, argv, "+hde:w:i", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        fputs(help, stdout);
+                        km_vcs_free(v);
+                        return 0;
+                case 'R':
+                        r = km_vcs_set_rootfs(v, optarg);
+                        break;
+                case 'n':
+                        r = km_vcs_set_name(v, optarg);
+                        break;
+                case 'd':
+                        detach = true;
+                        break;
+                case 'm':
+                        r = parse_mount(v, optarg);
+                        break;
+                case 'e':
+                        r = km_vcs_add_env(v, optarg);
+                        break;
+                case 'N':
+                        if (!streq(optarg, "host") && !streq(optarg, "none"))
+                                r = -EINVAL;
+                        km_vcs_set_host_network(v, streq(optarg, "host"));
+                        break;
+                case 'D':
+                        km_vcs_set_host_dev(v, true);
+                        break;
+                case 'r':
+                        km_vcs_set_readonly(v, true);
+                        break;
+                case 'w':
+                        r = km_vcs_set_cwd(v, optarg);
+                        break;
+                case 'T':
+                        r = parse_timeout(optarg, &ms);
+                        if (r == 0)
+                                km_vcs_set_timeout_ms(v, ms);
+                        break;
+                case 'i':
+                        interactive = true;
+                        break;
+                case 'U':
+                        if (!streq(optarg, "embedded"))
+                                r = -EOPNOTSUPP;
+                        break;
+                default:
+                        cli_error("run: unrecognized option '%s'", argv[optind - 1]);
+                        km_vcs_free(v);
+                        return EXIT_RUN_FAILED;
+                }
+                if (r < 0)
+                        cli_error("run: %s: invalid value '%s'", argv[optind - 1], optarg ? optarg : "");
+        }
+        if (r == 0 && optind >= argc) {
+                cli_error("run: no command given (kubemount run --rootfs DIR -- COMMAND)");
+                r = -EINVAL;
+        }
+        if (r == 0)
+                r = km_vcs_set_command(v, argv + optind);
+        if (r == 0)
+                r = km_agent_new(NULL, cli->host_ns, &agent);
+        if (r == 0) {
+                int fds[3] = { interactive ? STDIN_FILENO : -1, STDOUT_FILENO, STDERR_FILENO };
+                _cleanup_close_ int null = interactive ? -EBADF : open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                if (!interactive)
+                        fds[0] = null;
+                _cleanup_free_ char *name = NULL;
+
+                r = detach ? km_vcs_start(agent, v, &name, &err) : km_vcs_run_fds(agent, v, fds, &status, &err);
+                if (r < 0)
+                        cli_error("run: %s", err.message);
+                else if (detach)
+                        printf("%s\n", name);
+        }
+        km_agent_free(agent);
+        km_vcs_free(v);
+        (void)cli;
+        return r < 0 ? EXIT_RUN_FAILED : detach ? 0 : status < 0 ? EXIT_RUN_FAILED : status;
+}

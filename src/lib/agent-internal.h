@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent's state, shared by its loop (agent.c) and its operations (agent-ops.c). */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "agent.h"
+#include "seccomp.h"
+#include "spec.h"
+
+enum watch_kind { WATCH_LISTEN, WATCH_CONN, WATCH_PID1, WATCH_TIMER, WATCH_JOB };
+struct watch {
+        enum watch_kind kind;
+};
+
+struct ctr {
+        struct watch w; /* first: the PID 1's pidfd */
+        struct watch timer_w;
+        struct ctr *next;
+        char name[130];
+        char cgroup[140];
+        pid_t pid;
+        int pidfd;     /* -EBADF once exited */
+        bool ours;     /* our child: its exit status is known */
+        bool detached; /* else the run's client waits, and its hang-up kills it */
+        bool stopping, timed_out, remove_on_exit;
+        int timer;
+        int dir_fd;
+        struct container_spec *spec;
+        struct seccomp_program seccomp;
+        bool has_seccomp;
+        json_t *state;
+        int waiters[8]; /* clients answered {"exit": N} when it ends */
+};
+
+struct job {
+        struct watch w; /* first */
+        struct job *next;
+        pid_t pid;
+        int pidfd, conn;
+};
+
+struct conn {
+        struct watch w; /* first */
+        struct conn *next;
+        int fd;
+};
+
+struct agent {
+        const char *state_dir;
+        int state_fd, lock_fd, listen_fd, epoll;
+        int host_ns, template_ns, cgroup_root, devnull, proc_fd;
+        struct ctr *ctrs;
+        struct job *jobs;
+        struct conn *conns;
+};
+
+void agent_done(struct agent *a);
+struct ctr *agent_find(struct agent *a, const char *name);
+struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
+                          struct km_error *err);
+void agent_ctr_forget(struct agent *a, struct ctr *c);
+int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours);
+int agent_ctr_timer(struct agent *a, struct ctr *c, int ms);
+void agent_ctr_signal(struct ctr *c, int sig);
+int agent_add_waiter(struct ctr *c, int conn);
+int agent_save_state(struct agent *a, struct ctr *c);
+int agent_job_add(struct agent *a, pid_t pid, int conn);
+
+/* Handles one request: > 0 when the client stays (answered later), else it is closed. */
+int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds);
+/* At start: adopt live containers from the state dir, mark the dead ones exited. */
+void agent_reconcile(struct agent *a);
+/* gc: stale states, unreadable state files, dead FUSE mounts below the kubelet dir. */
+int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err);

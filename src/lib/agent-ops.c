@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent's operations: run, exec, ps, stop, rm, logs, gc (see agent.h). */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "agent-internal.h"
+#include "launch.h"
+#include "proto.h"
+#include "state.h"
+
+#define STOP_TIMEOUT_MS 10000
+
+static int reply(int conn, json_t *m) {
+        int r = m ? proto_send(conn, m, NULL, 0) : -ENOMEM;
+        json_decref(m);
+        return r < 0 ? r : 0;
+}
+
+static int fail(int conn, struct km_error *err) {
+        proto_send_error(conn, err->code, err->message);
+        return err->code;
+}
+
+static const char *req_string(json_t *req, const char *key) {
+        return json_string_value(json_object_get(req, key));
+}
+
+static char **req_strv(json_t *req, const char *key) {
+        json_t *a = json_object_get(req, key), *v;
+        size_t i, n = json_array_size(a);
+        char **strv;
+
+        if (!json_is_array(a) || !(strv = calloc(n + 1, sizeof(char *))))
+                return NULL;
+        json_array_foreach(a, i, v) {
+                if (!json_is_string(v) || !(strv[i] = strdup(json_string_value(v)))) {
+                        km_strv_free(strv);
+                        return NULL;
+                }
+        }
+        return strv;
+}
+
+static struct ctr *find_or_fail(struct agent *a, int conn, const char *name, struct km_error *err) {
+        struct ctr *c = name ? agent_find(a, name) : NULL;
+
+        if (!c)
+                km_error_set_plain(err, -ENOENT, "no such container: %s", name ? name : "(none)");
+        return c;
+}
+
+static void iso_now(char buf[32]) {
+        time_t t = time(NULL);
+        struct tm tm;
+
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        bool detach = json_is_true(json_object_get(req, "detach"));
+        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
+        const char *name = req_string(req, "name");
+        _cleanup_(spec_freep) struct container_spec *spec = NULL;
+        _cleanup_free_ char *config = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        char generated[32], created[32];
+        uint64_t start = 0;
+        struct ctr *c;
+        pid_t pid;
+        int r;
+
+        if (!name) {
+                snprintf(generated, sizeof(generated), "run-%d-%lx", (int)getpid(), (unsigned long)random());
+                name = generated;
+        }
+        if (!state_name_is_valid(name))
+                return km_error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+        if (agent_find(a, name))
+                return km_error_set_plain(err, -EEXIST, "container %s exists (kubemount rm %s)", name, name);
+        if (!detach && n_fds != 3)
+                return km_error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+        r = spec_from_json(json_object_get(req, "config"), &spec, err);
+        if (r < 0)
+                return r;
+        dir = state_container_dir(a->state_fd, name, true, err);
+        if (dir < 0)
+                return dir;
+        config = json_dumps(json_object_get(req, "config"), JSON_INDENT(2));
+        if (!config || (r = state_write_atomic(dir, "config.json", config, strlen(config), 0600, err)) < 0) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return config ? r : -ENOMEM;
+        }
+        c = agent_ctr_new(a, name, TAKE_PTR(spec), TAKE_FD(dir), err);
+        if (!c) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return err->code;
+        }
+        snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
+        c->detached = detach;
+        iso_now(created);
+        c->state = json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
+                             "command", json_object_get(json_object_get(req, "config"), "process") ?
+                                     json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args") :
+                                     json_null(),
+                             "rootfs", c->spec->root_path, "detached", detach);
+        if (!c->state)
+                r = km_error_set(err, -ENOMEM, "container %s", name);
+        else {
+                int devnull3[3] = { a->devnull, a->devnull, a->devnull };
+                struct launch_request rq = {
+                        .spec = c->spec,
+                        .seccomp = c->has_seccomp ? &c->seccomp : NULL,
+                        .host_mntns_fd = a->host_ns,
+                        .template_mntns_fd = a->template_ns,
+                        .cgroup_root_fd = a->cgroup_root,
+                        .cgroup_name = c->cgroup,
+                        .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                };
+                memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
+                r = launch_container(&rq, &pid, err);
+        }
+        if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
+                km_error_set(err, r, "container %s: pidfd", name);
+                (void)kill(pid, SIGKILL);
+                (void)waitpid(pid, NULL, 0);
+        }
+        if (r < 0) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+                return r;
+        }
+        (void)state_proc_starttime(a->proc_fd, pid, &start);
+        json_object_set_new(c->state, "status", json_string("running"));
+        json_object_set_new(c->state, "pid", json_integer(pid));
+        json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
+        (void)agent_save_state(a, c);
+        if (timeout_ms > 0)
+                (void)agent_ctr_timer(a, c, (int)timeout_ms);
+        reply(conn, json_pack("{s:b, s:s, s:i}", "started", 1, "name", name, "pid", (int)pid));
+        if (detach)
+                return 0;
+        c->remove_on_exit = true;
+        agent_add_waiter(c, conn);
+        return 1;
+}
+
+static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        struct ctr *c = find_or_fail(a, conn, req_string(req, "name"), err);
+        char **args = req_strv(req, "args"), **env = req_strv(req, "env");
+        pid_t pid;
+        int r;
+
+        if (!c)
+                r = err->code;
+        else if (c->pidfd < 0 || !c->spec)
+                r = km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
+        else if (!args || !args[0] || n_fds != 3)
+                r = km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
+        else {
+                struct exec_request rq = {
+                        .spec = c->spec,
+                        .seccomp = c->has_seccomp ? &c->seccomp : NULL,
+                        .pid1 = c->pid,
+                        .args = args,
+                        .env = json_object_get(req, "env") ? env : NULL,
+                        .cwd = req_string(req, "cwd"),
+                        .terminal = json_is_true(json_object_get(req, "tty")),
+                        .cgroup_root_fd = a->cgroup_root,
+                        .cgroup_name = c->cgroup,
+                        .stdio = { fds[0], fds[1], fds[2] },
+                };
+                r = launch_exec(&rq, &pid, err);
+                if (r >= 0 && (r = agent_job_add(a, pid, conn)) < 0)
+                        km_error_set(err, r, "exec in %s", c->name);
+        }
+        km_strv_free(args);
+        km_strv_free(env);
+        return r < 0 ? r : 1;
+}
+
+static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        json_t *list = json_array();
+        char **names = NULL;
+        int r = state_container_list(a->state_fd, &names, err);
+
+        if (r < 0 || !list) {
+                json_decref(list);
+                return r < 0 ? r : -ENOMEM;
+        }
+        for (char **n = names; *n; n++) {
+                struct ctr *c = agent_find(a, *n);
+                json_t *e;
+
+                if (c && c->state)
+                        e = json_deep_copy(c->state);
+                else
+                        e = json_pack("{s:s, s:s}", "name", *n, "status", "unknown");
+                if (!e)
+                        continue;
+                json_object_set_new(e, "running", json_boolean(c && c->pidfd >= 0));
+                json_array_append_new(list, e);
+        }
+        km_strv_free(names);
+        return reply(conn, json_pack("{s:o}", "containers", list));
+}
+
+static int op_stop(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        struct ctr *c = find_or_fail(a, conn, req_string(req, "name"), err);
+        json_t *t = json_object_get(req, "timeout_ms");
+
+        if (!c)
+                return err->code;
+        if (c->pidfd < 0)
+                return reply(conn, json_pack("{s:O}", "exit", json_object_get(c->state, "exit_code") ?: json_null()));
+        c->stopping = true;
+        agent_ctr_signal(c, SIGTERM);
+        (void)agent_ctr_timer(a, c, t ? (int)json_integer_value(t) : STOP_TIMEOUT_MS);
+        if (agent_add_waiter(c, conn) < 0)
+                return km_error_set_plain(err, -EBUSY, "container %s: too many waiting", c->name);
+        return 1;
+}
+
+static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        const char *name = req_string(req, "name");
+        struct ctr *c = name ? agent_find(a, name) : NULL;
+        int r;
+
+        if (!name || !state_name_is_valid(name))
+                return km_error_set_plain(err, -EINVAL, "invalid container name");
+        if (c && c->pidfd >= 0) {
+                struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+                if (!json_is_true(json_object_get(req, "force")))
+                        return km_error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
+                agent_ctr_signal(c, SIGKILL);
+                (void)poll(&p, 1, 5000);
+                c->remove_on_exit = true;
+                /* The loop sees the pidfd and removes it; answer now. */
+                return reply(conn, json_pack("{s:b}", "removed", 1));
+        }
+        if (!c) {
+                _cleanup_close_ int dir = state_container_dir(a->state_fd, name, false, NULL);
+                if (dir < 0)
+                        return km_error_set_plain(err, -ENOENT, "no such container: %s", name);
+        }
+        r = state_container_remove(a->state_fd, name, err);
+        if (r < 0)
+                return r;
+        if (c)
+                agent_ctr_forget(a, c);
+        return reply(conn, json_pack("{s:b}", "removed", 1));
+}
+
+static int op_logs(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        const char *name = req_string(req, "name");
+        _cleanup_close_ int dir = name && state_name_is_valid(name) ? state_container_dir(a->state_fd, name, false, err)
+                                                                    : km_error_set_plain(err, -EINVAL, "invalid name");
+        int fds[2], n = 0, r;
+
+        if (dir < 0)
+                return dir;
+        for (const char *f = "log.1"; f; f = streq(f, "log.1") ? "log" : NULL) {
+                int fd = openat(dir, f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+                if (fd >= 0)
+                        fds[n++] = fd;
+        }
+        r = proto_send(conn, json_pack("{s:i}", "logs", n), fds, n);
+        while (n > 0)
+                close(fds[--n]);
+        return r < 0 ? r : 0;
+}
+
+int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds) {
+        struct km_error err = {};
+        const char *op = req_string(req, "op");
+        int r;
+
+        if (!op)
+                r = km_error_set_plain(&err, -EINVAL, "agent: a request needs \"op\"");
+        else if (streq(op, "run"))
+                r = op_run(a, conn, req, fds, n_fds, &err);
+        else if (streq(op, "exec"))
+                r = op_exec(a, conn, req, fds, n_fds, &err);
+        else if (streq(op, "ps"))
+                r = op_ps(a, conn, req, &err);
+        else if (streq(op, "stop"))
+                r = op_stop(a, conn, req, &err);
+        else if (streq(op, "rm"))
+                r = op_rm(a, conn, req, &err);
+        else if (streq(op, "logs"))
+                r = op_logs(a, conn, req, &err);
+        else if (streq(op, "gc"))
+                r = agent_gc(a, conn, req, &err);
+        else
+                r = km_error_set_plain(&err, -EOPNOTSUPP, "agent: unknown operation '%s'", op);
+        if (r < 0 && err.code < 0)
+                return fail(conn, &err);
+        return r;
+}

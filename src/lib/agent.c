@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent (see agent.h): an epoll loop over clients, PID 1s and timers. */
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "agent-internal.h"
+#include <stddef.h>
+#include "cgroup.h"
+#include "launch.h"
+#include "proto.h"
+#include "state.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static int pidfd_open_(pid_t pid) {
+        int fd = syscall(SYS_pidfd_open, pid, 0);
+        return fd >= 0 ? fd : -errno;
+}
+
+static int watch(struct agent *a, int fd, struct watch *w) {
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+        return epoll_ctl(a->epoll, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static void unwatch(struct agent *a, int fd) {
+        (void)epoll_ctl(a->epoll, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/* ---- containers ----------------------------------------------------------- */
+
+struct ctr *agent_find(struct agent *a, const char *name) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (streq(c->name, name))
+                        return c;
+        return NULL;
+}
+
+void agent_ctr_forget(struct agent *a, struct ctr *c) {
+        for (struct ctr **p = &a->ctrs; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        if (c->pidfd >= 0)
+                unwatch(a, c->pidfd);
+        if (c->timer >= 0)
+                unwatch(a, c->timer);
+        closep(&c->pidfd);
+        closep(&c->timer);
+        closep(&c->dir_fd);
+        spec_free(c->spec);
+        if (c->has_seccomp)
+                seccomp_program_done(&c->seccomp);
+        json_decref(c->state);
+        free(c);
+}
+
+int agent_save_state(struct agent *a, struct ctr *c) {
+        _cleanup_free_ char *text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
+        struct km_error err = {};
+        int r;
+
+        if (!text)
+                return -ENOMEM;
+        r = state_write_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
+        if (r < 0)
+                km_log(KM_LOG_WARNING, "container %s: %s", c->name, err.message);
+        return r;
+}
+
+/* A (new or adopted) container, with its spec and compiled filter for exec. */
+struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
+                          struct km_error *err) {
+        struct ctr *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                km_error_set(err, -ENOMEM, "container %s", name);
+                return NULL;
+        }
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        c->w.kind = WATCH_PID1;
+        c->timer_w.kind = WATCH_TIMER;
+        c->pidfd = c->timer = -EBADF;
+        c->dir_fd = dir_fd;
+        c->spec = spec;
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                c->waiters[i] = -EBADF;
+        c->next = a->ctrs;
+        a->ctrs = c;
+        if (spec && spec->seccomp) {
+                r = seccomp_compile(spec->seccomp, &c->seccomp, err);
+                if (r < 0) {
+                        agent_ctr_forget(a, c);
+                        return NULL;
+                }
+                c->has_seccomp = true;
+        }
+        return c;
+}
+
+int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours) {
+        c->pid = pid;
+        c->ours = ours;
+        c->pidfd = pidfd_open_(pid);
+        if (c->pidfd < 0)
+                return c->pidfd;
+        return watch(a, c->pidfd, &c->w);
+}
+
+int agent_ctr_timer(struct agent *a, struct ctr *c, int ms) {
+        struct itimerspec t = { .it_value = { ms / 1000, (long)(ms % 1000) * 1000000L } };
+
+        if (c->timer < 0) {
+                c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                if (c->timer < 0 || watch(a, c->timer, &c->timer_w) < 0)
+                        return -errno;
+        }
+        return timerfd_settime(c->timer, 0, &t, NULL) < 0 ? -errno : 0;
+}
+
+void agent_ctr_signal(struct ctr *c, int sig) {
+        if (c->pidfd >= 0)
+                (void)syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0);
+}
+
+int agent_add_waiter(struct ctr *c, int conn) {
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                if (c->waiters[i] < 0) {
+                        c->waiters[i] = conn;
+                        return 0;
+                }
+        return -EBUSY;
+}
+
+static void conn_close(struct agent *a, int fd);
+
+/* PID 1 is gone: record how, answer who waits, release its cgroups. */
+static void ctr_exited(struct agent *a, struct ctr *c) {
+        siginfo_t si = {};
+        int code = -1;
+
+        if (c->ours && waitid((idtype_t)P_PIDFD, c->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
+                code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        if (c->timed_out)
+                code = 124;
+        unwatch(a, c->pidfd);
+        closep(&c->pidfd);
+        if (c->timer >= 0) {
+                unwatch(a, c->timer);
+                closep(&c->timer);
+        }
+        (void)cgroup_remove(a->cgroup_root, c->cgroup);
+        json_object_set_new(c->state, "status", json_string("exited"));
+        json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
+        json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++) {
+                if (c->waiters[i] < 0)
+                        continue;
+                json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(),
+                                      "timed_out", c->timed_out);
+                (void)proto_send(c->waiters[i], m, NULL, 0);
+                json_decref(m);
+                conn_close(a, c->waiters[i]);
+        }
+        if (c->remove_on_exit) {
+                (void)state_container_remove(a->state_fd, c->name, NULL);
+                agent_ctr_forget(a, c);
+                return;
+        }
+        (void)agent_save_state(a, c);
+}
+
+static void ctr_timer(struct agent *a, struct ctr *c) {
+        uint64_t n;
+
+        (void)!read(c->timer, &n, sizeof(n));
+        if (!c->stopping)
+                c->timed_out = true; /* a run's --timeout; a stop's grace ends the same way */
+        agent_ctr_signal(c, SIGKILL);
+}
+
+/* ---- exec jobs ---------------------------------------------------------------- */
+
+static void job_exited(struct agent *a, struct job *j) {
+        siginfo_t si = {};
+        int code = 125;
+
+        if (waitid((idtype_t)P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
+                code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        json_t *m = json_pack("{s:i}", "exit", code);
+        (void)proto_send(j->conn, m, NULL, 0);
+        json_decref(m);
+        conn_close(a, j->conn);
+        unwatch(a, j->pidfd);
+        for (struct job **p = &a->jobs; *p; p = &(*p)->next)
+                if (*p == j) {
+                        *p = j->next;
+                        break;
+                }
+        close(j->pidfd);
+        free(j);
+}
+
+int agent_job_add(struct agent *a, pid_t pid, int conn) {
+        struct job *j = calloc(1, sizeof(*j));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        j->w.kind = WATCH_JOB;
+        j->pid = pid;
+        j->conn = conn;
+        j->pidfd = pidfd_open_(pid);
+        if (j->pidfd < 0 || (r = watch(a, j->pidfd, &j->w)) < 0) {
+                r = j->pidfd < 0 ? j->pidfd : r;
+                closep(&j->pidfd);
+                free(j);
+                return r;
+        }
+        j->next = a->jobs;
+        a->jobs = j;
+        return 0;
+}
+
+/* ---- clients ------------------------------------------------------------------- */
+
+static void conn_close(struct agent *a, int fd) {
+        for (struct conn **p = &a->conns; *p; p = &(*p)->next)
+                if ((*p)->fd == fd) {
+                        struct conn *c = *p;
+                        *p = c->next;
+                        unwatch(a, fd);
+                        close(fd);
+                        free(c);
+                        return;
+                }
+}
+
+/* A client that hangs up stops what it waits for: a run is killed, an exec too. */
+static void conn_gone(struct agent *a, int fd) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                        if (c->waiters[i] == fd) {
+                                c->waiters[i] = -EBADF;
+                                if (!c->detached)
+                                        agent_ctr_signal(c, SIGKILL);
+                        }
+        for (struct job *j = a->jobs; j; j = j->next)
+                if (j->conn == fd) {
+                        (void)syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+                        j->conn = -EBADF;
+                }
+        conn_close(a, fd);
+}
+
+static void conn_request(struct agent *a, struct conn *conn) {
+        int fds[PROTO_MAX_FDS];
+        size_t n_fds = 0;
+        json_t *req = NULL;
+        int r = proto_recv(conn->fd, &req, fds, &n_fds);
+
+        if (r == -ECONNRESET || r == -EAGAIN) {
+                if (r == -ECONNRESET)
+                        conn_gone(a, conn->fd);
+                goto out;
+        }
+        if (r < 0) {
+                proto_send_error(conn->fd, r, "agent: unreadable request");
+                conn_close(a, conn->fd);
+                goto out;
+        }
+        /* Answered now (closed) or later (kept: run, exec, stop). */
+        if (agent_dispatch(a, conn->fd, req, fds, n_fds) <= 0)
+                conn_close(a, conn->fd);
+out:
+        for (size_t i = 0; i < n_fds; i++)
+                close(fds[i]);
+        json_decref(req);
+}
+
+static void conn_accept(struct agent *a) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        struct conn *c;
+        int fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (fd < 0)
+                return;
+        /* Only root (or our own user) may ask for privileged containers. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || (cred.uid != 0 && cred.uid != geteuid()) ||
+            !(c = calloc(1, sizeof(*c)))) {
+                close(fd);
+                return;
+        }
+        c->w.kind = WATCH_CONN;
+        c->fd = fd;
+        c->next = a->conns;
+        a->conns = c;
+        if (watch(a, fd, &c->w) < 0)
+                conn_close(a, fd);
+}
+
+/* ---- start-up -------------------------------------------------------------------- */
+
+static int listen_on(int state_fd, const char *state_dir, struct km_error *err) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", state_dir, AGENT_SOCKET) >= (int)sizeof(sa.sun_path))
+                return km_error_set_plain(err, -ENAMETOOLONG, "agent: socket path %s/%s is too long", state_dir,
+                                          AGENT_SOCKET);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return km_error_set(err, -errno, "agent: socket");
+        (void)unlinkat(state_fd, AGENT_SOCKET, 0); /* a stale one: we hold the lock */
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || fchmodat(state_fd, AGENT_SOCKET, 0600, 0) < 0 ||
+            listen(fd, 128) < 0) {
+                int r = -errno;
+                close(fd);
+                return km_error_set(err, r, "agent: listen on %s", sa.sun_path);
+        }
+        return fd;
+}
+
+int agent_run(const struct agent_options *o, struct km_error *err) {
+        _cleanup_(agent_done) struct agent a = { .listen_fd = -EBADF, .epoll = -EBADF, .state_fd = -EBADF,
+                                                 .lock_fd = -EBADF, .template_ns = -EBADF, .host_ns = -EBADF,
+                                                 .cgroup_root = -EBADF, .devnull = -EBADF, .proc_fd = -EBADF };
+        struct watch listen_w = { WATCH_LISTEN };
+        struct km_error cerr = {};
+        int r;
+
+        a.state_dir = o->state_dir;
+        a.state_fd = state_dir_open(o->state_dir, err);
+        if (a.state_fd < 0)
+                return a.state_fd;
+        a.lock_fd = openat(a.state_fd, "agent.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (a.lock_fd < 0)
+                return km_error_set(err, -errno, "agent: %s/agent.lock", o->state_dir);
+        if (flock(a.lock_fd, LOCK_EX | LOCK_NB) < 0)
+                return km_error_set_plain(err, -EALREADY, "agent: another agent serves %s", o->state_dir);
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+        a.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        a.host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
+                return km_error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+        a.cgroup_root = cgroup_root_open(&cerr);
+        if (a.cgroup_root < 0 || cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0)
+                km_log(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
+        a.template_ns = launch_template_create(err);
+        if (a.template_ns < 0)
+                return a.template_ns;
+        a.listen_fd = listen_on(a.state_fd, o->state_dir, err);
+        if (a.listen_fd < 0)
+                return a.listen_fd;
+        a.epoll = epoll_create1(EPOLL_CLOEXEC);
+        if (a.epoll < 0 || watch(&a, a.listen_fd, &listen_w) < 0)
+                return km_error_set(err, -errno, "agent: epoll");
+        agent_reconcile(&a);
+        if (o->ready_fd >= 0) {
+                (void)!write(o->ready_fd, "1", 1);
+                close(o->ready_fd);
+        }
+
+        for (;;) {
+                struct epoll_event ev[16];
+                bool idle = !a.ctrs && !a.conns && !a.jobs;
+                int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return km_error_set(err, -errno, "agent: epoll_wait");
+                if (n == 0) {
+                        bool running = false;
+                        for (struct ctr *c = a.ctrs; c; c = c->next)
+                                running |= c->pidfd >= 0;
+                        if (!running && !a.conns && !a.jobs)
+                                return 0; /* idle: a caller starts us again when needed */
+                }
+                for (int i = 0; i < n; i++) {
+                        struct watch *w = ev[i].data.ptr;
+
+                        switch (w->kind) {
+                        case WATCH_LISTEN:
+                                conn_accept(&a);
+                                break;
+                        case WATCH_CONN:
+                                conn_request(&a, (struct conn *)w);
+                                break;
+                        case WATCH_PID1:
+                                ctr_exited(&a, (struct ctr *)w);
+                                break;
+                        case WATCH_TIMER:
+                                ctr_timer(&a, (struct ctr *)((char *)w - offsetof(struct ctr, timer_w)));
+                                break;
+                        case WATCH_JOB:
+                                job_exited(&a, (struct job *)w);
+                                break;
+                        }
+                }
+        }
+        (void)r;
+}
+
+void agent_done(struct agent *a) {
+        while (a->ctrs)
+                agent_ctr_forget(a, a->ctrs);
+        while (a->conns)
+                conn_close(a, a->conns->fd);
+        while (a->jobs) {
+                struct job *j = a->jobs;
+                a->jobs = j->next;
+                close(j->pidfd);
+                free(j);
+        }
+        if (a->listen_fd >= 0 && a->state_fd >= 0)
+                (void)unlinkat(a->state_fd, AGENT_SOCKET, 0);
+        closep(&a->listen_fd);
+        closep(&a->epoll);
+        closep(&a->template_ns);
+        closep(&a->host_ns);
+        closep(&a->cgroup_root);
+        closep(&a->devnull);
+        closep(&a->proc_fd);
+        closep(&a->lock_fd);
+        closep(&a->state_fd);
+}

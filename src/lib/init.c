@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* PID 1 of a container (see init.h). */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "init.h"
+#include "util.h"
+
+struct log {
+        int in, dir, out;
+        size_t size;
+};
+
+static int log_open(struct log *l) {
+        l->out = openat(l->dir, "log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        l->size = 0;
+        return l->out;
+}
+
+/* Copies what is there; false at end of file.  Past the limit, log becomes log.1. */
+static bool log_copy(struct log *l) {
+        char buf[16384];
+        ssize_t n = read(l->in, buf, sizeof(buf));
+
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN;
+        if (n == 0)
+                return false;
+        if (l->out >= 0 && l->size + (size_t)n > INIT_LOG_MAX) {
+                close(l->out);
+                (void)renameat(l->dir, "log", l->dir, "log.1");
+                (void)log_open(l);
+        }
+        if (l->out >= 0 && write(l->out, buf, n) == n)
+                l->size += n;
+        return true;
+}
+
+_Noreturn void init_run(const struct init_config *c) {
+        struct log l = { .in = c->log_fd, .dir = c->log_dir_fd, .out = -EBADF };
+        sigset_t all;
+        int sfd, status = 0;
+        bool child_done = false;
+
+        sigfillset(&all);
+        sfd = signalfd(-1, &all, SFD_CLOEXEC);
+        if (sfd < 0)
+                _exit(125);
+        if (l.in >= 0 && log_open(&l) >= 0) {
+                struct stat st;
+                if (fstat(l.out, &st) == 0)
+                        l.size = st.st_size;
+        }
+
+        while (!child_done || l.in >= 0) {
+                struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = l.in, .events = POLLIN } };
+                struct signalfd_siginfo si;
+                pid_t pid;
+                int st;
+
+                /* Once the command is gone, its output is drained without waiting for holders of the pipe. */
+                if (poll(p, l.in >= 0 ? 2 : 1, child_done ? 0 : -1) <= 0) {
+                        if (child_done)
+                                break;
+                        continue;
+                }
+                if (l.in >= 0 && (p[1].revents & (POLLIN | POLLHUP)) && !log_copy(&l)) {
+                        close(l.in);
+                        l.in = -EBADF;
+                }
+                if (!(p[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+                        continue;
+                if (si.ssi_signo != SIGCHLD) {
+                        if (!child_done)
+                                (void)kill(c->child, si.ssi_signo);
+                        continue;
+                }
+                while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+                        if (pid == c->child) {
+                                status = st;
+                                child_done = true;
+                        }
+        }
+        _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PID 1 of a container: reaps every orphan, forwards signals to the command,
+ * copies a detached command's output into a bounded log, and exits with the
+ * command's status or 128 + its signal.  The namespace dies with it.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#define INIT_LOG_MAX (1024 * 1024) /* log rotates to log.1 past this: at most twice that is kept */
+
+struct init_config {
+        pid_t child;    /* the command */
+        int log_fd;     /* -EBADF, or the read end of the command's stdout/stderr pipe */
+        int log_dir_fd; /* where "log" and "log.1" are written */
+};
+
+/* Call with every signal blocked; never returns. */
+_Noreturn void init_run(const struct init_config *c);

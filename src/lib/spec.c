@@ -1,0 +1,835 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * OCI config.json.  Reading is strict because the text may come from
+ * outside: every field we use is type- and range-checked, and what the
+ * launcher would silently not do (hooks, sysctl, user namespaces, recursive
+ * mount attributes) is refused rather than ignored.  Writing produces the
+ * config of a VCS container from a few inputs.
+ */
+#include <limits.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <linux/capability.h>
+
+#include "caps.h"
+#include "options.h"
+#include "seccomp.h"
+#include "spec.h"
+
+#define MAX_TEXT (1024 * 1024)
+#define MAX_ARGS 4096
+#define MAX_ENV 4096
+#define MAX_MOUNTS 1024
+#define MAX_DEVICES 1024
+#define MAX_LIST 1024       /* capability names, mount options, masked and read-only paths */
+#define MAX_STRING 4096
+#define MAX_DATA 4095       /* mount(2) copies one page of data, NUL included */
+#define MAX_ID 4294967294LL /* (uid_t)-1 means "leave unchanged" to the kernel */
+
+/* Where a value sits, for messages ("config.json: mounts[3].destination"); lives on the stack. */
+struct at {
+        const struct at *up;
+        const char *key; /* NULL: an array index */
+        size_t i;
+};
+#define AT(up, key) (&(const struct at){ (up), (key), 0 })
+#define AT_I(up, i) (&(const struct at){ (up), NULL, (i) })
+/* A member and where it sits: the first two arguments of the want_*() checks. */
+#define FIELD(obj, up, key) json_object_get((obj), (key)), AT(up, key)
+
+static const struct at CONFIG = { NULL, "config.json", 0 }, VCS = { NULL, "vcs", 0 };
+
+static size_t at_format(const struct at *a, char *buf, size_t size) {
+        size_t n = a->up ? at_format(a->up, buf, size) : 0;
+        int k;
+
+        if (n >= size)
+                return n;
+        if (a->key)
+                k = snprintf(buf + n, size - n, "%s%s", !a->up ? "" : !a->up->up ? ": " : ".", a->key);
+        else
+                k = snprintf(buf + n, size - n, "[%zu]", a->i);
+        return n + (k > 0 ? (size_t)k : 0);
+}
+
+/* A plain message (no strerror suffix): the place, then why. */
+_printf_(4, 5) static int fail(struct km_error *err, int r, const struct at *at, const char *fmt, ...) {
+        char where[256], why[KM_ERROR_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        at_format(at, where, sizeof(where));
+        return km_error_set_plain(err, r, "%s: %s", where, why);
+}
+
+static bool has_control(const char *s, const char *also) {
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f || strchr(also, *p))
+                        return true;
+        return false;
+}
+
+/* Why p is not an absolute path free of ".." components, or NULL. */
+static const char *path_why(const char *p) {
+        if (p[0] != '/')
+                return "must be absolute";
+        for (const char *c = p; (c = strstr(c, "..")); c += 2)
+                if (c[-1] == '/' && (c[2] == '\0' || c[2] == '/'))
+                        return "must not contain \"..\"";
+        return NULL;
+}
+
+/* Why sethostname() should not get h, or NULL. */
+static const char *hostname_why(const char *h) {
+        if (!*h || strlen(h) > HOST_NAME_MAX)
+                return "must be 1 to 64 bytes";
+        return has_control(h, "/") ? "contains '/' or a control character" : NULL;
+}
+
+/* ---- typed access: v may be NULL (absent), an error only when required ---- */
+
+static int want(json_t *v, const struct at *at, json_type type, size_t max, bool required, struct km_error *err) {
+        static const char *const names[] = { [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
+                                             [JSON_STRING] = "a string", [JSON_INTEGER] = "an integer",
+                                             [JSON_TRUE] = "a boolean" };
+
+        if (!v)
+                return required ? fail(err, -EINVAL, at, "is required") : 0;
+        if (json_typeof(v) != type && !(type == JSON_TRUE && json_is_boolean(v)))
+                return fail(err, -EINVAL, at, "must be %s", names[type]);
+        if (type == JSON_ARRAY && json_array_size(v) > max)
+                return fail(err, -E2BIG, at, "more than %zu entries", max);
+        if (type == JSON_STRING && json_string_length(v) > MAX_STRING)
+                return fail(err, -E2BIG, at, "longer than %d bytes", MAX_STRING);
+        /* Built in memory (json_stringn), a string may hide a NUL that C would cut at. */
+        if (type == JSON_STRING && strlen(json_string_value(v)) != json_string_length(v))
+                return fail(err, -EINVAL, at, "contains a NUL byte");
+        return 0;
+}
+
+static int want_str(json_t *v, const struct at *at, bool required, const char **ret, struct km_error *err) {
+        int r = want(v, at, JSON_STRING, 0, required, err);
+
+        *ret = r < 0 ? NULL : json_string_value(v);
+        return r;
+}
+
+/* A copy of the string; with path, an absolute one without "..", simplified. */
+static int want_strdup(json_t *v, const struct at *at, bool required, bool path, char **ret, struct km_error *err) {
+        const char *s, *why;
+        int r = want_str(v, at, required, &s, err);
+
+        *ret = NULL;
+        if (r < 0 || !s)
+                return r;
+        if (!(*ret = strdup(s)))
+                return km_error_set(err, -ENOMEM, "config.json");
+        if (path && (why = path_why(s)))
+                return fail(err, -EINVAL, at, "%s", why);
+        if (path)
+                path_simplify(*ret);
+        return 0;
+}
+
+/* An integer in 0..max; *ret is left alone when absent. */
+static int want_int(json_t *v, const struct at *at, bool required, long long max, long long *ret,
+                    struct km_error *err) {
+        int r = want(v, at, JSON_INTEGER, 0, required, err);
+
+        if (r < 0 || !v)
+                return r;
+        if (json_integer_value(v) < 0 || json_integer_value(v) > max)
+                return fail(err, -ERANGE, at, "must be between 0 and %lld", max);
+        *ret = json_integer_value(v);
+        return 0;
+}
+
+static int want_bool(json_t *v, const struct at *at, bool *ret, struct km_error *err) {
+        int r = want(v, at, JSON_TRUE, 0, false, err);
+
+        if (r >= 0 && v)
+                *ret = json_is_true(v);
+        return r;
+}
+
+struct name_value {
+        const char *name;
+        unsigned long value;
+};
+
+static int lookup(const struct name_value *t, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(name, t[i].name))
+                        return (int)i;
+        return -1;
+}
+
+/* The index of the table entry the string v names, or -errno. */
+static int want_name(json_t *v, const struct at *at, const struct name_value *t, size_t n, const char *what,
+                     struct km_error *err) {
+        char shown[64];
+        const char *s;
+        int r = want_str(v, at, true, &s, err), k;
+
+        if (r < 0)
+                return r;
+        if ((k = lookup(t, n, s)) < 0)
+                return fail(err, -EINVAL, at, "unknown %s '%s'", what, str_printable(s, shown, sizeof(shown)));
+        return k;
+}
+
+enum strv_kind { STRV_ARGS, STRV_ENV, STRV_PATHS };
+
+/* A NULL-terminated copy of an array of strings; absent gives an empty list. */
+static int want_strv(json_t *a, const struct at *at, size_t max, enum strv_kind kind, char ***ret,
+                     struct km_error *err) {
+        json_t *v;
+        size_t i;
+        int r;
+
+        if ((r = want(a, at, JSON_ARRAY, max, false, err)) < 0)
+                return r;
+        if (!(*ret = calloc(json_array_size(a) + 1, sizeof(char *))))
+                return km_error_set(err, -ENOMEM, "config.json");
+        json_array_foreach(a, i, v) {
+                const struct at *it = AT_I(at, i);
+
+                if ((r = want_strdup(v, it, true, kind == STRV_PATHS, &(*ret)[i], err)) < 0)
+                        return r;
+                if (kind == STRV_ENV && ((*ret)[i][0] == '=' || !strchr((*ret)[i], '=')))
+                        return fail(err, -EINVAL, it, "must be KEY=VALUE");
+        }
+        return 0;
+}
+
+typedef int item_fn(void *items, size_t i, json_t *v, const struct at *at, struct km_error *err);
+
+/* An array of objects, each parsed by fn into entry i of a new zeroed array; *ret and *n are set
+ * first, so that the caller's free function cleans up after a failure half-way. */
+static int want_items(json_t *a, const struct at *at, size_t max, size_t size, item_fn *fn, void **ret, size_t *n,
+                      struct km_error *err) {
+        json_t *v;
+        size_t i;
+        int r;
+
+        if ((r = want(a, at, JSON_ARRAY, max, false, err)) < 0 || !a)
+                return r;
+        if (!(*ret = calloc(json_array_size(a) + 1, size)))
+                return km_error_set(err, -ENOMEM, "config.json");
+        *n = json_array_size(a);
+        json_array_foreach(a, i, v)
+                if ((r = want(v, AT_I(at, i), JSON_OBJECT, 0, true, err)) < 0 ||
+                    (r = fn(*ret, i, v, AT_I(at, i), err)) < 0)
+                        return r;
+        return 0;
+}
+
+/* Empty or absent, or refused: ignoring hooks or sysctls would silently not do them. */
+static int refuse_nonempty(json_t *v, const struct at *at, struct km_error *err) {
+        const char *key;
+        json_t *h;
+        int r;
+
+        if ((r = want(v, at, JSON_OBJECT, 0, false, err)) < 0)
+                return r;
+        json_object_foreach(v, key, h)
+                if (!json_is_array(h) || json_array_size(h) > 0)
+                        return fail(err, -EOPNOTSUPP, at, "not supported by the embedded launcher");
+        return 0;
+}
+
+/* ---- process ---- */
+
+static int parse_user(struct container_spec *s, json_t *user, const struct at *at, struct km_error *err) {
+        json_t *gids = json_object_get(user, "additionalGids"), *v;
+        long long uid = 0, gid = 0, id = 0;
+        size_t i;
+        int r;
+
+        if ((r = want(user, at, JSON_OBJECT, 0, true, err)) < 0 ||
+            (r = want_int(FIELD(user, at, "uid"), true, MAX_ID, &uid, err)) < 0 ||
+            (r = want_int(FIELD(user, at, "gid"), true, MAX_ID, &gid, err)) < 0 ||
+            (r = want(gids, AT(at, "additionalGids"), JSON_ARRAY, NGROUPS_MAX, false, err)) < 0)
+                return r;
+        s->uid = uid;
+        s->gid = gid;
+        if (!(s->additional_gids = calloc(json_array_size(gids) + 1, sizeof(gid_t))))
+                return km_error_set(err, -ENOMEM, "config.json");
+        json_array_foreach(gids, i, v) {
+                if ((r = want_int(v, AT_I(AT(at, "additionalGids"), i), true, MAX_ID, &id, err)) < 0)
+                        return r;
+                s->additional_gids[s->n_additional_gids++] = id;
+        }
+        return 0;
+}
+
+static int parse_capabilities(struct container_spec *s, json_t *caps, const struct at *at, struct km_error *err) {
+        static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
+        uint64_t *masks[] = { &s->cap_bounding, &s->cap_effective, &s->cap_inheritable, &s->cap_permitted,
+                              &s->cap_ambient };
+        int r;
+
+        if ((r = want(caps, at, JSON_OBJECT, 0, false, err)) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
+                const struct at *set = AT(at, sets[i]);
+                json_t *a = json_object_get(caps, sets[i]), *v;
+                size_t j;
+
+                if ((r = want(a, set, JSON_ARRAY, MAX_LIST, false, err)) < 0)
+                        return r;
+                json_array_foreach(a, j, v) {
+                        const char *name;
+                        char shown[64];
+                        int cap;
+
+                        if ((r = want_str(v, AT_I(set, j), true, &name, err)) < 0)
+                                return r;
+                        if ((cap = caps_from_name(name)) < 0 || cap >= 64)
+                                return fail(err, -EINVAL, AT_I(set, j), "unknown capability '%s'",
+                                            str_printable(name, shown, sizeof(shown)));
+                        *masks[i] |= UINT64_C(1) << cap;
+                }
+        }
+        return 0;
+}
+
+static const struct name_value rlimits[] = {
+        { "RLIMIT_AS", RLIMIT_AS },         { "RLIMIT_CORE", RLIMIT_CORE },       { "RLIMIT_CPU", RLIMIT_CPU },
+        { "RLIMIT_DATA", RLIMIT_DATA },     { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE }, { "RLIMIT_NICE", RLIMIT_NICE },
+        { "RLIMIT_NOFILE", RLIMIT_NOFILE }, { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
+        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO }, { "RLIMIT_RTTIME", RLIMIT_RTTIME },   { "RLIMIT_STACK", RLIMIT_STACK },
+        { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+};
+
+/* Note: RLIM_INFINITY (2^64-1) is beyond the integers jansson reads. */
+static int parse_rlimit(void *items, size_t i, json_t *v, const struct at *at, struct km_error *err) {
+        struct spec_rlimit *l = items;
+        long long soft = 0, hard = 0;
+        int r, k;
+
+        if ((r = k = want_name(FIELD(v, at, "type"), rlimits, ELEMENTSOF(rlimits), "rlimit", err)) < 0 ||
+            (r = want_int(FIELD(v, at, "soft"), true, LLONG_MAX, &soft, err)) < 0 ||
+            (r = want_int(FIELD(v, at, "hard"), true, LLONG_MAX, &hard, err)) < 0)
+                return r;
+        for (size_t j = 0; j < i; j++)
+                if (l[j].resource == (int)rlimits[k].value)
+                        return fail(err, -EINVAL, AT(at, "type"), "'%s' given twice", rlimits[k].name);
+        if (soft > hard)
+                return fail(err, -EINVAL, at, "soft limit above the hard limit");
+        l[i] = (struct spec_rlimit){ (int)rlimits[k].value, soft, hard };
+        return 0;
+}
+
+static int parse_process(struct container_spec *s, json_t *p, const struct at *at, struct km_error *err) {
+        int r;
+
+        if ((r = want(p, at, JSON_OBJECT, 0, true, err)) < 0 ||
+            (r = want_bool(FIELD(p, at, "terminal"), &s->terminal, err)) < 0 ||
+            (r = want_bool(FIELD(p, at, "noNewPrivileges"), &s->no_new_privileges, err)) < 0 ||
+            (r = parse_user(s, FIELD(p, at, "user"), err)) < 0 ||
+            (r = want_strv(FIELD(p, at, "args"), MAX_ARGS, STRV_ARGS, &s->args, err)) < 0 ||
+            (r = want_strv(FIELD(p, at, "env"), MAX_ENV, STRV_ENV, &s->env, err)) < 0 ||
+            (r = want_strdup(FIELD(p, at, "cwd"), true, true, &s->cwd, err)) < 0 ||
+            (r = parse_capabilities(s, FIELD(p, at, "capabilities"), err)) < 0 ||
+            (r = want_items(FIELD(p, at, "rlimits"), ELEMENTSOF(rlimits), sizeof(struct spec_rlimit), parse_rlimit,
+                            (void **)&s->rlimits, &s->n_rlimits, err)) < 0)
+                return r;
+        if (!s->args[0] || !s->args[0][0])
+                return fail(err, -EINVAL, AT(at, "args"), "must hold a non-empty command");
+        /* /proc/self/fd/N could reach a descriptor leaked from the host side (THREATS 16). */
+        if (path_is_below(s->cwd, "/proc"))
+                return fail(err, -EINVAL, AT(at, "cwd"), "must not be below /proc");
+        return 0;
+}
+
+/* ---- mounts ---- */
+
+static const struct {
+        const char *name;
+        bool clear;
+        unsigned long flag;
+} mount_flags[] = {
+        { "defaults", false, 0 },                 { "bind", false, MS_BIND },     { "rbind", false, MS_BIND | MS_REC },
+        { "ro", false, MS_RDONLY },               { "rw", true, MS_RDONLY },      { "nosuid", false, MS_NOSUID },
+        { "suid", true, MS_NOSUID },              { "nodev", false, MS_NODEV },   { "dev", true, MS_NODEV },
+        { "noexec", false, MS_NOEXEC },           { "exec", true, MS_NOEXEC },    { "sync", false, MS_SYNCHRONOUS },
+        { "async", true, MS_SYNCHRONOUS },        { "dirsync", false, MS_DIRSYNC }, { "remount", false, MS_REMOUNT },
+        { "mand", false, MS_MANDLOCK },           { "nomand", true, MS_MANDLOCK }, { "atime", true, MS_NOATIME },
+        { "noatime", false, MS_NOATIME },         { "relatime", false, MS_RELATIME }, { "norelatime", true, MS_RELATIME },
+        { "strictatime", false, MS_STRICTATIME }, { "nostrictatime", true, MS_STRICTATIME },
+        { "diratime", true, MS_NODIRATIME },      { "nodiratime", false, MS_NODIRATIME },
+        { "nosymfollow", false, MS_NOSYMFOLLOW }, { "symfollow", true, MS_NOSYMFOLLOW },
+};
+
+static const struct name_value propagations[] = {
+        { "shared", MS_SHARED },   { "rshared", MS_SHARED | MS_REC },   { "slave", MS_SLAVE },
+        { "rslave", MS_SLAVE | MS_REC }, { "private", MS_PRIVATE }, { "rprivate", MS_PRIVATE | MS_REC },
+        { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
+};
+
+static int mount_flag_index(const char *o) {
+        for (size_t i = 0; i < ELEMENTSOF(mount_flags); i++)
+                if (streq(o, mount_flags[i].name))
+                        return (int)i;
+        return -1;
+}
+
+/* One entry of "options", applied in order as runc does (the last of ro/rw wins). */
+static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, struct km_error *err) {
+        const char *o;
+        char *data;
+        int r, k;
+
+        if ((r = want_str(v, at, true, &o, err)) < 0)
+                return r;
+        if (!*o || has_control(o, ","))
+                return fail(err, -EINVAL, at, "is empty or contains ',' or a control character");
+        if ((k = mount_flag_index(o)) >= 0) {
+                m->flags = mount_flags[k].clear ? m->flags & ~mount_flags[k].flag : m->flags | mount_flags[k].flag;
+                return 0;
+        }
+        if ((k = lookup(propagations, ELEMENTSOF(propagations), o)) >= 0) {
+                m->propagation = propagations[k].value;
+                return 0;
+        }
+        /* runc's recursive attributes ("rro", "rnosuid", ...) and id-mapped mounts would end up in the data,
+         * which a bind mount ignores: silently weaker than asked. */
+        if ((o[0] == 'r' && mount_flag_index(o + 1) >= 0) || streq(o, "idmap") || streq(o, "ridmap") ||
+            streq(o, "tmpcopyup"))
+                return fail(err, -EOPNOTSUPP, at, "'%s' is not supported by the embedded launcher", o);
+        if (!(data = strjoin_opts(m->data, o)))
+                return km_error_set(err, -ENOMEM, "config.json");
+        free(m->data);
+        m->data = data;
+        if (strlen(data) > MAX_DATA)
+                return fail(err, -E2BIG, at->up, "longer than mount(2) takes");
+        return 0;
+}
+
+static int parse_mount(void *items, size_t i, json_t *v, const struct at *at, struct km_error *err) {
+        struct spec_mount *m = (struct spec_mount *)items + i;
+        json_t *options = json_object_get(v, "options"), *o;
+        const char *why = NULL;
+        size_t j;
+        int r;
+
+        if ((r = want_strdup(FIELD(v, at, "destination"), true, true, &m->destination, err)) < 0 ||
+            (r = want_strdup(FIELD(v, at, "type"), false, false, &m->type, err)) < 0 ||
+            (r = want_strdup(FIELD(v, at, "source"), false, false, &m->source, err)) < 0 ||
+            (r = want(options, AT(at, "options"), JSON_ARRAY, MAX_LIST, false, err)) < 0)
+                return r;
+        if (m->type && fstype_validate(m->type, &why) < 0)
+                return fail(err, -EINVAL, AT(at, "type"), "%s", why);
+        json_array_foreach(options, j, o)
+                if ((r = mount_option(m, o, AT_I(AT(at, "options"), j), err)) < 0)
+                        return r;
+        /* Type "bind" is a bind mount even when the options forgot to say so. */
+        if (m->type && streq(m->type, "bind"))
+                m->flags |= MS_BIND;
+        return 0;
+}
+
+/* ---- linux ---- */
+
+static const struct name_value namespaces[] = {
+        { "pid", CLONE_NEWPID }, { "network", CLONE_NEWNET },   { "mount", CLONE_NEWNS },  { "ipc", CLONE_NEWIPC },
+        { "uts", CLONE_NEWUTS }, { "cgroup", CLONE_NEWCGROUP }, { "user", CLONE_NEWUSER }, { "time", CLONE_NEWTIME },
+};
+
+static int parse_namespaces(struct container_spec *s, json_t *a, const struct at *at, struct km_error *err) {
+        unsigned seen = 0;
+        json_t *v;
+        size_t i;
+        int r, k;
+
+        if ((r = want(a, at, JSON_ARRAY, ELEMENTSOF(namespaces), false, err)) < 0)
+                return r;
+        json_array_foreach(a, i, v) {
+                const struct at *it = AT_I(at, i);
+                _cleanup_free_ char *path = NULL;
+
+                if ((r = want(v, it, JSON_OBJECT, 0, true, err)) < 0 ||
+                    (r = k = want_name(FIELD(v, it, "type"), namespaces, ELEMENTSOF(namespaces), "namespace",
+                                       err)) < 0 ||
+                    (r = want_strdup(FIELD(v, it, "path"), false, true, &path, err)) < 0)
+                        return r;
+                if (seen & (1u << k))
+                        return fail(err, -EINVAL, AT(it, "type"), "'%s' given twice", namespaces[k].name);
+                seen |= 1u << k;
+                if (namespaces[k].value & (CLONE_NEWUSER | CLONE_NEWTIME))
+                        return fail(err, -EOPNOTSUPP, it, "%s namespaces are not supported by the embedded launcher",
+                                    namespaces[k].name);
+                if (path && namespaces[k].value != CLONE_NEWNET)
+                        return fail(err, -EOPNOTSUPP, AT(it, "path"), "joining a %s namespace is not supported",
+                                    namespaces[k].name);
+                if (path)
+                        s->netns_path = TAKE_PTR(path);
+                else
+                        s->namespaces |= namespaces[k].value;
+        }
+        /* Without one, setting up the root would change the host's mounts. */
+        if (!(s->namespaces & CLONE_NEWNS))
+                return fail(err, -EOPNOTSUPP, at, "must include \"mount\": the embedded launcher needs one");
+        return 0;
+}
+
+static int parse_device(void *items, size_t i, json_t *v, const struct at *at, struct km_error *err) {
+        struct spec_device *d = (struct spec_device *)items + i;
+        long long major = 0, minor = 0, mode = 0666, uid = 0, gid = 0;
+        const char *type;
+        int r;
+
+        if ((r = want_strdup(FIELD(v, at, "path"), true, true, &d->path, err)) < 0 ||
+            (r = want_str(FIELD(v, at, "type"), true, &type, err)) < 0)
+                return r;
+        if (!path_is_below(d->path, "/dev") || streq(d->path, "/dev"))
+                return fail(err, -EINVAL, AT(at, "path"), "must be below /dev");
+        for (size_t j = 0; j < i; j++)
+                if (streq(((struct spec_device *)items)[j].path, d->path))
+                        return fail(err, -EINVAL, AT(at, "path"), "given twice");
+        if (strlen(type) != 1 || !strchr("cbup", type[0]))
+                return fail(err, -EINVAL, AT(at, "type"), "must be \"c\", \"b\", \"u\" or \"p\"");
+        /* dev_t holds 12 bits of major and 20 of minor; fileMode is permission bits only. */
+        if ((r = want_int(FIELD(v, at, "major"), type[0] != 'p', 4095, &major, err)) < 0 ||
+            (r = want_int(FIELD(v, at, "minor"), type[0] != 'p', 1048575, &minor, err)) < 0 ||
+            (r = want_int(FIELD(v, at, "fileMode"), false, 0777, &mode, err)) < 0 ||
+            (r = want_int(FIELD(v, at, "uid"), false, MAX_ID, &uid, err)) < 0 ||
+            (r = want_int(FIELD(v, at, "gid"), false, MAX_ID, &gid, err)) < 0)
+                return r;
+        *d = (struct spec_device){ d->path, type[0], major, minor, mode, uid, gid };
+        return 0;
+}
+
+static int parse_linux(struct container_spec *s, json_t *l, const struct at *at, struct km_error *err) {
+        json_t *propagation = json_object_get(l, "rootfsPropagation"), *seccomp = json_object_get(l, "seccomp");
+        int r;
+
+        if ((r = want(l, at, JSON_OBJECT, 0, false, err)) < 0 ||
+            (r = parse_namespaces(s, FIELD(l, at, "namespaces"), err)) < 0 ||
+            (r = want_items(FIELD(l, at, "devices"), MAX_DEVICES, sizeof(struct spec_device), parse_device,
+                            (void **)&s->devices, &s->n_devices, err)) < 0 ||
+            (r = want_strv(FIELD(l, at, "maskedPaths"), MAX_LIST, STRV_PATHS, &s->masked_paths, err)) < 0 ||
+            (r = want_strv(FIELD(l, at, "readonlyPaths"), MAX_LIST, STRV_PATHS, &s->readonly_paths, err)) < 0 ||
+            (r = refuse_nonempty(FIELD(l, at, "sysctl"), err)) < 0 ||
+            (r = want(seccomp, AT(at, "seccomp"), JSON_OBJECT, 0, false, err)) < 0)
+                return r;
+        if (propagation &&
+            (r = want_name(propagation, AT(at, "rootfsPropagation"), propagations, ELEMENTSOF(propagations),
+                           "propagation", err)) < 0)
+                return r;
+        s->rootfs_propagation = propagation ? propagations[r].value : 0;
+        s->seccomp = json_incref(seccomp); /* compiled by the launcher */
+        return 0;
+}
+
+/* ---- the document ---- */
+
+int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *err) {
+        _cleanup_(spec_freep) struct container_spec *s = NULL;
+        json_t *mounts = json_object_get(root, "mounts"), *rootfs = json_object_get(root, "root");
+        const struct at *at_root = AT(&CONFIG, "root");
+        const char *version, *why;
+        int r;
+
+        if (!json_is_object(root))
+                return fail(err, -EINVAL, &CONFIG, "must be a JSON object");
+        if (!(s = calloc(1, sizeof(*s))))
+                return km_error_set(err, -ENOMEM, "config.json");
+        if ((r = want_str(FIELD(root, &CONFIG, "ociVersion"), true, &version, err)) < 0)
+                return r;
+        if (!startswith(version, "1."))
+                return fail(err, -EINVAL, AT(&CONFIG, "ociVersion"), "must start with \"1.\"");
+        if ((r = refuse_nonempty(FIELD(root, &CONFIG, "hooks"), err)) < 0 ||
+            (r = parse_process(s, FIELD(root, &CONFIG, "process"), err)) < 0 ||
+            /* A relative root.path is resolved against the bundle by the launcher. */
+            (r = want(rootfs, at_root, JSON_OBJECT, 0, true, err)) < 0 ||
+            (r = want_strdup(FIELD(rootfs, at_root, "path"), true, false, &s->root_path, err)) < 0 ||
+            (r = want_bool(FIELD(rootfs, at_root, "readonly"), &s->root_readonly, err)) < 0)
+                return r;
+        if (!s->root_path[0])
+                return fail(err, -EINVAL, AT(at_root, "path"), "is empty");
+        if ((r = want_items(mounts, AT(&CONFIG, "mounts"), MAX_MOUNTS, sizeof(struct spec_mount), parse_mount,
+                            (void **)&s->mounts, &s->n_mounts, err)) < 0 ||
+            (r = parse_linux(s, FIELD(root, &CONFIG, "linux"), err)) < 0 ||
+            (r = want_strdup(FIELD(root, &CONFIG, "hostname"), false, false, &s->hostname, err)) < 0)
+                return r;
+        if (s->hostname && (why = hostname_why(s->hostname)))
+                return fail(err, -EINVAL, AT(&CONFIG, "hostname"), "%s", why);
+        /* Without its own UTS namespace, sethostname() would rename the host. */
+        if (s->hostname && !(s->namespaces & CLONE_NEWUTS))
+                return fail(err, -EINVAL, AT(&CONFIG, "hostname"), "needs a \"uts\" namespace");
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int spec_parse(const char *json, size_t size, struct container_spec **ret, struct km_error *err) {
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        char shown[JSON_ERROR_TEXT_LENGTH];
+        json_error_t je;
+
+        if (size > MAX_TEXT)
+                return fail(err, -EFBIG, &CONFIG, "larger than %d bytes", MAX_TEXT);
+        if (!json || memchr(json, '\0', size))
+                return fail(err, -EINVAL, &CONFIG, "contains a NUL byte");
+        /* Duplicate keys would let two readers of one text see different configs. */
+        if (!(root = json_loadb(json, size, JSON_REJECT_DUPLICATES, &je)))
+                return fail(err, -EINVAL, &CONFIG, "line %d column %d: %s", je.line, je.column,
+                            str_printable(je.text, shown, sizeof(shown)));
+        return spec_from_json(root, ret, err);
+}
+
+void spec_free(struct container_spec *s) {
+        if (!s)
+                return;
+        km_strv_free(s->args);
+        km_strv_free(s->env);
+        free(s->cwd);
+        free(s->additional_gids);
+        free(s->rlimits);
+        free(s->root_path);
+        free(s->hostname);
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                free(s->mounts[i].destination);
+                free(s->mounts[i].type);
+                free(s->mounts[i].source);
+                free(s->mounts[i].data);
+        }
+        free(s->mounts);
+        free(s->netns_path);
+        for (size_t i = 0; i < s->n_devices; i++)
+                free(s->devices[i].path);
+        free(s->devices);
+        km_strv_free(s->masked_paths);
+        km_strv_free(s->readonly_paths);
+        json_decref(s->seccomp);
+        free(s);
+}
+
+/* ---- the VCS container ---- */
+
+/*
+ * What volume clients need.  Left out: CAP_NET_RAW (no client uses raw
+ * sockets; with host_network they could sniff and spoof host traffic),
+ * CAP_SYS_RESOURCE (the config sets the rlimits; a client must not exceed
+ * them or eat filesystem reserves), and everything to load modules, trace,
+ * do raw I/O, reboot, set the clock, change MAC policy, load BPF or perf.
+ */
+uint64_t spec_vcs_capabilities(void) {
+        static const int caps[] = {
+                CAP_SYS_ADMIN,                      /* mount(2), umount2, the new mount API, FUSE */
+                CAP_CHOWN, CAP_FOWNER, CAP_FSETID,  /* bindfs/sshfs pass ownership and modes through; helpers
+                                                       hand their state files (/var/lib/nfs) to service users */
+                CAP_DAC_OVERRIDE,                   /* root helpers open their files whatever the mode */
+                CAP_DAC_READ_SEARCH,                /* FUSE mirrors walk any tree (seccomp stops open_by_handle_at) */
+                CAP_KILL,                           /* stop helper daemons that switched uid (rpc.statd) */
+                CAP_SETUID, CAP_SETGID, CAP_SETPCAP, /* daemons drop privileges; FUSE acts as the caller */
+                CAP_NET_BIND_SERVICE,               /* NFS clients bind reserved ports (< 1024) by default */
+                CAP_NET_ADMIN,                      /* iSCSI and rbd talk to the kernel over netlink */
+                CAP_SYS_CHROOT,                     /* daemons confine themselves (privilege separation) */
+                CAP_MKNOD,                          /* create nodes the fresh /dev lacks (loop, nbd, rbd) */
+                CAP_AUDIT_WRITE,                    /* PAM and login-style helpers fail without it */
+                CAP_SETFCAP,                        /* mirror security.capability xattrs through FUSE */
+        };
+        uint64_t mask = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(caps); i++)
+                mask |= UINT64_C(1) << caps[i];
+        return mask;
+}
+
+/* The fixed part of a VCS config, ' standing for ", in the order a reader expects; the nulls are filled in. */
+static const char vcs_template[] =
+        "{'ociVersion': '1.0.2',"
+        " 'process': {'terminal': false, 'user': {'uid': 0, 'gid': 0}, 'args': null, 'env': null, 'cwd': null,"
+        "  'capabilities': {'bounding': null, 'effective': null, 'inheritable': [], 'permitted': null, 'ambient': []},"
+        "  'noNewPrivileges': true},"
+        " 'root': null, 'hostname': null,"
+        " 'mounts': ["
+        "  {'destination': '/proc', 'type': 'proc', 'source': 'proc', 'options': ['nosuid', 'noexec', 'nodev']},"
+        "  {'destination': '/dev', 'type': 'tmpfs', 'source': 'tmpfs',"
+        "   'options': ['nosuid', 'strictatime', 'mode=755', 'size=65536k']},"
+        "  {'destination': '/dev/pts', 'type': 'devpts', 'source': 'devpts',"
+        "   'options': ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620']},"
+        "  {'destination': '/dev/shm', 'type': 'tmpfs', 'source': 'shm',"
+        "   'options': ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k']},"
+        "  {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': ['nosuid', 'noexec', 'nodev']},"
+        "  {'destination': '/sys', 'type': 'sysfs', 'source': 'sysfs', 'options': ['nosuid', 'noexec', 'nodev', 'ro']}],"
+        " 'linux': {'namespaces': [{'type': 'pid'}, {'type': 'ipc'}, {'type': 'uts'}, {'type': 'mount'}],"
+        "  'devices': ["
+        "   {'path': '/dev/null', 'type': 'c', 'major': 1, 'minor': 3, 'fileMode': 438, 'uid': 0, 'gid': 0},"
+        "   {'path': '/dev/zero', 'type': 'c', 'major': 1, 'minor': 5, 'fileMode': 438, 'uid': 0, 'gid': 0},"
+        "   {'path': '/dev/full', 'type': 'c', 'major': 1, 'minor': 7, 'fileMode': 438, 'uid': 0, 'gid': 0},"
+        "   {'path': '/dev/random', 'type': 'c', 'major': 1, 'minor': 8, 'fileMode': 438, 'uid': 0, 'gid': 0},"
+        "   {'path': '/dev/urandom', 'type': 'c', 'major': 1, 'minor': 9, 'fileMode': 438, 'uid': 0, 'gid': 0},"
+        "   {'path': '/dev/tty', 'type': 'c', 'major': 5, 'minor': 0, 'fileMode': 438, 'uid': 0, 'gid': 0},"
+        "   {'path': '/dev/fuse', 'type': 'c', 'major': 10, 'minor': 229, 'fileMode': 438, 'uid': 0, 'gid': 0}],"
+        "  'maskedPaths': ['/proc/acpi', '/proc/asound', '/proc/kcore', '/proc/keys', '/proc/latency_stats',"
+        "   '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware'],"
+        "  'readonlyPaths': ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'],"
+        "  'rootfsPropagation': null, 'seccomp': null}}";
+
+/* An input the generated JSON can hold (bounded, UTF-8: jansson refuses the rest); maybe a path. */
+static int vcs_check(const char *s, const struct at *at, bool path, struct km_error *err) {
+        const char *why;
+        json_t *t;
+
+        if (!s)
+                return fail(err, -EINVAL, at, "is missing");
+        if (strlen(s) > MAX_STRING)
+                return fail(err, -E2BIG, at, "longer than %d bytes", MAX_STRING);
+        if (!(t = json_string(s)))
+                return fail(err, -EINVAL, at, "is not valid UTF-8");
+        json_decref(t);
+        if (path && (why = path_why(s)))
+                return fail(err, -EINVAL, at, "%s", why);
+        return 0;
+}
+
+/* Refuses, naming the input, what spec_from_json would refuse in the output. */
+static int vcs_validate(const struct vcs_inputs *in, struct km_error *err) {
+        const struct at *args = AT(&VCS, "args"), *env = AT(&VCS, "env");
+        const size_t max_binds = MAX_MOUNTS - 6; /* after the template's */
+        const char *why;
+        int r;
+
+        if ((r = vcs_check(in->rootfs, AT(&VCS, "rootfs"), true, err)) < 0)
+                return r;
+        if (!in->args || !in->args[0] || !in->args[0][0])
+                return fail(err, -EINVAL, args, "must hold a non-empty command");
+        for (size_t i = 0; in->args[i]; i++)
+                if (i >= MAX_ARGS)
+                        return fail(err, -E2BIG, args, "more than %d entries", MAX_ARGS);
+                else if ((r = vcs_check(in->args[i], AT_I(args, i), false, err)) < 0)
+                        return r;
+        for (size_t i = 0; in->env && in->env[i]; i++)
+                if (i >= MAX_ENV - 2) /* after PATH and HOME */
+                        return fail(err, -E2BIG, env, "more than %d entries", MAX_ENV - 2);
+                else if ((r = vcs_check(in->env[i], AT_I(env, i), false, err)) < 0)
+                        return r;
+                else if (in->env[i][0] == '=' || !strchr(in->env[i], '='))
+                        return fail(err, -EINVAL, AT_I(env, i), "must be KEY=VALUE");
+        if (in->cwd && (r = vcs_check(in->cwd, AT(&VCS, "cwd"), true, err)) < 0)
+                return r;
+        if (in->cwd && path_is_below(in->cwd, "/proc"))
+                return fail(err, -EINVAL, AT(&VCS, "cwd"), "must not be below /proc");
+        if (in->hostname && (why = hostname_why(in->hostname)))
+                return fail(err, -EINVAL, AT(&VCS, "hostname"), "%s", why);
+        if (in->n_binds > max_binds || (in->n_binds > 0 && !in->binds))
+                return fail(err, -E2BIG, AT(&VCS, "binds"), "more than %zu entries", max_binds);
+        for (size_t i = 0; i < in->n_binds; i++) {
+                const struct at *b = AT_I(AT(&VCS, "binds"), i);
+                unsigned long p = in->binds[i].propagation;
+
+                if ((r = vcs_check(in->binds[i].source, AT(b, "source"), true, err)) < 0 ||
+                    (r = vcs_check(in->binds[i].destination, AT(b, "destination"), true, err)) < 0)
+                        return r;
+                if (p != MS_SHARED && p != MS_SLAVE && p != MS_PRIVATE)
+                        return fail(err, -EINVAL, AT(b, "propagation"), "must be MS_SHARED, MS_SLAVE or MS_PRIVATE");
+        }
+        return 0;
+}
+
+/* Sets or appends v, which is consumed even on failure (jansson's *_new). */
+static int set(json_t *obj, const char *key, json_t *v) {
+        return json_object_set_new(obj, key, v) == 0 ? 0 : -ENOMEM;
+}
+
+static int append(json_t *a, json_t *v) {
+        return json_array_append_new(a, v) == 0 ? 0 : -ENOMEM;
+}
+
+/* PATH and HOME, then in->env; a later KEY= replaces an earlier one in place. */
+static json_t *vcs_env(const struct vcs_inputs *in) {
+        _cleanup_(json_decrefp) json_t *env =
+                json_pack("[s, s]", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root");
+
+        for (size_t i = 0; env && in->env && in->env[i]; i++) {
+                const char *e = in->env[i];
+                size_t keylen = strchr(e, '=') - e + 1, j;
+                json_t *v;
+
+                json_array_foreach(env, j, v)
+                        if (strncmp(json_string_value(v), e, keylen) == 0)
+                                break;
+                if ((j < json_array_size(env) ? json_array_set_new(env, j, json_string(e))
+                                              : json_array_append_new(env, json_string(e))) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(env);
+}
+
+/* args as JSON strings, or the VCS capability names when args is NULL. */
+static json_t *strings(char *const *args) {
+        _cleanup_(json_decrefp) json_t *a = json_array();
+        uint64_t mask = spec_vcs_capabilities();
+
+        for (size_t i = 0; args && args[i]; i++)
+                if (append(a, json_string(args[i])) < 0)
+                        return NULL;
+        for (int c = 0; !args && c < 64; c++)
+                if ((mask & (UINT64_C(1) << c)) && append(a, json_string(caps_to_name(c))) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+static json_t *bind_json(const struct vcs_bind *b) {
+        const char *p = b->propagation == MS_SHARED ? "rshared" : b->propagation == MS_SLAVE ? "rslave" : "rprivate";
+        json_t *m = json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", b->destination, "type", "bind", "source",
+                              b->source, "options", "rbind", p);
+
+        if (b->readonly && append(json_object_get(m, "options"), json_string("ro")) < 0) {
+                json_decref(m);
+                return NULL;
+        }
+        return m;
+}
+
+json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
+        _cleanup_(json_decrefp) json_t *root = NULL, *seccomp = NULL;
+        _cleanup_free_ char *text = strdup(vcs_template);
+        const struct vcs_bind host_dev = { "/dev", "/dev", MS_SLAVE, false };
+        json_t *process, *caps, *mounts, *linux_;
+        bool shared = false;
+
+        if (vcs_validate(in, err) < 0)
+                return NULL;
+        if (!(seccomp = seccomp_default_profile())) {
+                km_error_set(err, -ENOMEM, "vcs: the default seccomp profile");
+                return NULL;
+        }
+        for (char *c = text; c && *c; c++)
+                if (*c == '\'')
+                        *c = '"';
+        for (size_t i = 0; i < in->n_binds; i++)
+                shared = shared || in->binds[i].propagation == MS_SHARED;
+        root = text ? json_loads(text, 0, NULL) : NULL;
+        process = json_object_get(root, "process");
+        caps = json_object_get(process, "capabilities");
+        mounts = json_object_get(root, "mounts");
+        linux_ = json_object_get(root, "linux");
+        if (!root || set(process, "terminal", json_boolean(in->terminal)) < 0 ||
+            set(process, "args", strings(in->args)) < 0 || set(process, "env", vcs_env(in)) < 0 ||
+            set(process, "cwd", json_string(in->cwd ? in->cwd : "/")) < 0 ||
+            set(caps, "bounding", strings(NULL)) < 0 || set(caps, "effective", strings(NULL)) < 0 ||
+            set(caps, "permitted", strings(NULL)) < 0 ||
+            set(root, "root", json_pack("{s:s, s:b}", "path", in->rootfs, "readonly", in->rootfs_readonly)) < 0 ||
+            set(root, "hostname", json_string(in->hostname ? in->hostname : "kubemount")) < 0 ||
+            (in->host_dev && json_array_set_new(mounts, 1, bind_json(&host_dev)) < 0) ||
+            (in->host_dev && json_object_del(linux_, "devices") < 0) ||
+            (!in->host_network &&
+             append(json_object_get(linux_, "namespaces"), json_pack("{s:s}", "type", "network")) < 0) ||
+            set(linux_, "rootfsPropagation", json_string(shared ? "rshared" : "rslave")) < 0 ||
+            set(linux_, "seccomp", TAKE_PTR(seccomp)) < 0)
+                root = json_decref(root), NULL;
+        for (size_t i = 0; root && i < in->n_binds; i++)
+                if (append(mounts, bind_json(&in->binds[i])) < 0)
+                        root = NULL;
+        if (!root)
+                km_error_set(err, -ENOMEM, "vcs: building config.json");
+        return TAKE_PTR(root);
+}

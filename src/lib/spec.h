@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The container description: an OCI runtime-spec config.json.  kubemount
+ * generates one for a VCS container (spec_generate_vcs) and reads one back
+ * (spec_parse) into the subset its launcher implements.  The same JSON is a
+ * bundle for crun or runc.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+/* jansson has json_decrefp() for cleanup attributes. */
+#define _cleanup_json_ _cleanup_(json_decrefp)
+
+/* One entry of "mounts". */
+struct spec_mount {
+        char *destination;         /* absolute, simplified, no ".." component */
+        char *type;                /* "bind", "proc", "tmpfs", "sysfs", "devpts", "mqueue", ... */
+        char *source;              /* may be NULL for pseudo filesystems */
+        unsigned long flags;       /* MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC|MS_BIND|MS_REC|MS_*ATIME... */
+        unsigned long propagation; /* 0, or one of MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE, maybe | MS_REC */
+        char *data;                /* the remaining options, ','-joined, or NULL */
+};
+
+struct spec_device {
+        char *path; /* absolute, below /dev */
+        char type;  /* 'c', 'b', 'u' (= c) or 'p' */
+        unsigned major, minor;
+        mode_t mode; /* permission bits only */
+        uid_t uid;
+        gid_t gid;
+};
+
+struct spec_rlimit {
+        int resource; /* RLIMIT_* */
+        uint64_t soft, hard;
+};
+
+struct container_spec {
+        /* process */
+        char **args; /* non-empty, NULL-terminated */
+        char **env;  /* NULL-terminated, may be empty; each "K=V" */
+        char *cwd;   /* absolute */
+        uid_t uid;
+        gid_t gid;
+        gid_t *additional_gids;
+        size_t n_additional_gids;
+        bool terminal;
+        bool no_new_privileges;
+        /* Capability sets as bit masks (1ULL << CAP_*). */
+        uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+        struct spec_rlimit *rlimits;
+        size_t n_rlimits;
+
+        /* root */
+        char *root_path;
+        bool root_readonly;
+        char *hostname; /* may be NULL */
+
+        struct spec_mount *mounts;
+        size_t n_mounts;
+
+        /* linux */
+        unsigned long namespaces; /* CLONE_NEW* flags of the namespaces to create */
+        char *netns_path;         /* a "network" entry with a "path": join it (then CLONE_NEWNET is not set) */
+        struct spec_device *devices;
+        size_t n_devices;
+        char **masked_paths;   /* NULL-terminated */
+        char **readonly_paths; /* NULL-terminated */
+        unsigned long rootfs_propagation; /* MS_* | MS_REC, or 0 for the default (rslave) */
+        json_t *seccomp;                  /* "linux.seccomp" (a reference the spec holds), or NULL */
+};
+
+/* Parses and validates config.json text; refuses what the launcher cannot do faithfully. */
+int spec_parse(const char *json, size_t size, struct container_spec **ret, struct km_error *err);
+int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *err);
+void spec_free(struct container_spec *s);
+DEFINE_CLEANUP(struct container_spec, spec_free)
+
+/* A host path bound into the container. */
+struct vcs_bind {
+        const char *source;        /* absolute host path */
+        const char *destination;   /* absolute container path */
+        unsigned long propagation; /* MS_SHARED, MS_SLAVE or MS_PRIVATE (always applied with MS_REC) */
+        bool readonly;
+};
+
+/* What a VCS container is made of; everything else is kubemount's default. */
+struct vcs_inputs {
+        const char *rootfs; /* absolute host path of the root filesystem */
+        bool rootfs_readonly;
+        char *const *args;   /* the command, NULL-terminated, non-empty */
+        char *const *env;    /* extra "K=V" (NULL or NULL-terminated); PATH and HOME have defaults */
+        const char *cwd;     /* NULL = "/" */
+        const char *hostname; /* NULL = "kubemount" */
+        const struct vcs_bind *binds;
+        size_t n_binds;
+        bool host_network; /* else a new, empty network namespace */
+        bool host_dev;     /* bind the host's /dev instead of a fresh tmpfs with the VCS nodes */
+        bool terminal;
+};
+
+/*
+ * The OCI config for a VCS container: new mount, pid, uts and ipc namespaces
+ * (+ network unless host_network); fresh /proc, /dev (tmpfs with null, zero,
+ * full, random, urandom, tty, fuse; devpts; shm), /sys read-only; the VCS
+ * capability set (spec_vcs_capabilities) bounding/effective/permitted, none
+ * inheritable or ambient; noNewPrivileges; the default seccomp profile
+ * (seccomp_default_profile); masked and read-only /proc paths like runc's
+ * defaults; rootfsPropagation "rshared" when a bind is shared, else "rslave".
+ * Returns a new reference, or NULL with err set.
+ */
+json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err);
+
+/* The VCS default capabilities as a mask (see spec.c for the list and why). */
+uint64_t spec_vcs_capabilities(void);
