@@ -242,7 +242,10 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
                         free(env);
                         return EXIT_CTR_FAILED;
                 }
-        if (optind + 1 >= argc) {
+        const char *name = optind < argc ? argv[optind++] : NULL;
+        if (optind < argc && streq(argv[optind], "--"))
+                optind++;
+        if (!name || optind >= argc) {
                 cli_error("exec: usage: kubemount exec NAME -- COMMAND");
                 free(env);
                 return EXIT_CTR_FAILED;
@@ -258,7 +261,7 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
                 free(env);
                 return EXIT_CTR_FAILED;
         }
-        r = km_vcs_exec_fds(a, argv[optind], argv + optind + 1, env, cwd, tty, fds, &status, &err);
+        r = km_vcs_exec_fds(a, name, argv + optind, env, cwd, tty, fds, &status, &err);
         km_agent_free(a);
         free(env);
         if (r < 0) {

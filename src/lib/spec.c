@@ -42,15 +42,12 @@ static const struct at CONFIG = { NULL, "config.json", 0 }, VCS = { NULL, "vcs",
 
 static size_t at_format(const struct at *a, char *buf, size_t size) {
         size_t n = a->up ? at_format(a->up, buf, size) : 0;
-        int k;
 
-        if (n >= size)
-                return n;
-        if (a->key)
-                k = snprintf(buf + n, size - n, "%s%s", !a->up ? "" : !a->up->up ? ": " : ".", a->key);
-        else
-                k = snprintf(buf + n, size - n, "[%zu]", a->i);
-        return n + (k > 0 ? (size_t)k : 0);
+        if (n < size && a->key)
+                n += snprintf(buf + n, size - n, "%s%s", !a->up ? "" : !a->up->up ? ": " : ".", a->key);
+        else if (n < size)
+                n += snprintf(buf + n, size - n, "[%zu]", a->i);
+        return n;
 }
 
 /* A plain message (no strerror suffix): the place, then why. */
@@ -158,6 +155,7 @@ static int want_bool(json_t *v, const struct at *at, bool *ret, struct km_error 
 struct name_value {
         const char *name;
         unsigned long value;
+        bool clear; /* mount flags: the option clears the flag */
 };
 
 static int lookup(const struct name_value *t, size_t n, const char *name) {
@@ -349,11 +347,7 @@ static int parse_process(struct container_spec *s, json_t *p, const struct at *a
 
 /* ---- mounts ---- */
 
-static const struct {
-        const char *name;
-        bool clear;
-        unsigned long flag;
-} mount_flags[] = {
+static const struct name_value mount_flags[] = {
         { "defaults", false, 0 },                 { "bind", false, MS_BIND },     { "rbind", false, MS_BIND | MS_REC },
         { "ro", false, MS_RDONLY },               { "rw", true, MS_RDONLY },      { "nosuid", false, MS_NOSUID },
         { "suid", true, MS_NOSUID },              { "nodev", false, MS_NODEV },   { "dev", true, MS_NODEV },
@@ -372,13 +366,6 @@ static const struct name_value propagations[] = {
         { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
 };
 
-static int mount_flag_index(const char *o) {
-        for (size_t i = 0; i < ELEMENTSOF(mount_flags); i++)
-                if (streq(o, mount_flags[i].name))
-                        return (int)i;
-        return -1;
-}
-
 /* One entry of "options", applied in order as runc does (the last of ro/rw wins). */
 static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, struct km_error *err) {
         const char *o;
@@ -389,8 +376,8 @@ static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, st
                 return r;
         if (!*o || has_control(o, ","))
                 return fail(err, -EINVAL, at, "is empty or contains ',' or a control character");
-        if ((k = mount_flag_index(o)) >= 0) {
-                m->flags = mount_flags[k].clear ? m->flags & ~mount_flags[k].flag : m->flags | mount_flags[k].flag;
+        if ((k = lookup(mount_flags, ELEMENTSOF(mount_flags), o)) >= 0) {
+                m->flags = mount_flags[k].clear ? m->flags & ~mount_flags[k].value : m->flags | mount_flags[k].value;
                 return 0;
         }
         if ((k = lookup(propagations, ELEMENTSOF(propagations), o)) >= 0) {
@@ -399,7 +386,7 @@ static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, st
         }
         /* runc's recursive attributes ("rro", "rnosuid", ...) and id-mapped mounts would end up in the data,
          * which a bind mount ignores: silently weaker than asked. */
-        if ((o[0] == 'r' && mount_flag_index(o + 1) >= 0) || streq(o, "idmap") || streq(o, "ridmap") ||
+        if ((o[0] == 'r' && lookup(mount_flags, ELEMENTSOF(mount_flags), o + 1) >= 0) || streq(o, "idmap") || streq(o, "ridmap") ||
             streq(o, "tmpcopyup"))
                 return fail(err, -EOPNOTSUPP, at, "'%s' is not supported by the embedded launcher", o);
         if (!(data = strjoin_opts(m->data, o)))
@@ -805,13 +792,16 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
         for (char *c = text; c && *c; c++)
                 if (*c == '\'')
                         *c = '"';
-        for (size_t i = 0; i < in->n_binds; i++)
-                shared = shared || in->binds[i].propagation == MS_SHARED;
         root = text ? json_loads(text, 0, NULL) : NULL;
         process = json_object_get(root, "process");
         caps = json_object_get(process, "capabilities");
         mounts = json_object_get(root, "mounts");
         linux_ = json_object_get(root, "linux");
+        for (size_t i = 0; root && i < in->n_binds; i++) {
+                shared = shared || in->binds[i].propagation == MS_SHARED;
+                if (append(mounts, bind_json(&in->binds[i])) < 0)
+                        json_decref(TAKE_PTR(root)); /* the checks below see !root */
+        }
         if (!root || set(process, "terminal", json_boolean(in->terminal)) < 0 ||
             set(process, "args", strings(in->args)) < 0 || set(process, "env", vcs_env(in)) < 0 ||
             set(process, "cwd", json_string(in->cwd ? in->cwd : "/")) < 0 ||
@@ -824,12 +814,9 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             (!in->host_network &&
              append(json_object_get(linux_, "namespaces"), json_pack("{s:s}", "type", "network")) < 0) ||
             set(linux_, "rootfsPropagation", json_string(shared ? "rshared" : "rslave")) < 0 ||
-            set(linux_, "seccomp", TAKE_PTR(seccomp)) < 0)
-                root = json_decref(root), NULL;
-        for (size_t i = 0; root && i < in->n_binds; i++)
-                if (append(mounts, bind_json(&in->binds[i])) < 0)
-                        root = NULL;
-        if (!root)
+            set(linux_, "seccomp", TAKE_PTR(seccomp)) < 0) {
                 km_error_set(err, -ENOMEM, "vcs: building config.json");
+                return NULL;
+        }
         return TAKE_PTR(root);
 }

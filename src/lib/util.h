@@ -22,12 +22,14 @@ static inline void freep(void *p) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+/* Closes *fd if open and marks it closed (-EBADF). */
 static inline void closep(int *fd) {
         if (*fd >= 0) {
                 int saved = errno;
                 close(*fd);
                 errno = saved;
         }
+        *fd = -EBADF;
 }
 #define _cleanup_close_ _cleanup_(closep)
 
