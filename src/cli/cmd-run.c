@@ -33,6 +33,8 @@ static const char help[] =
         "  -i, --interactive      pass stdin (else the command reads /dev/null)\n"
         "  --runtime NAME         embedded (default); crun, runc or a path: run the\n"
         "                         same OCI bundle with that runtime\n"
+        "  --print-spec           print the OCI config.json (a bundle for crun or runc)\n"
+        "                         instead of running\n"
         "  -h, --help             show this help\n"
         "\n"
         "Exit status: the command's; 128+N if it was killed by signal N; 124 after\n"
@@ -88,12 +90,13 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 { "host-dev", no_argument, NULL, 'D' },       { "read-only", no_argument, NULL, 'r' },
                 { "cwd", required_argument, NULL, 'w' },      { "timeout", required_argument, NULL, 'T' },
                 { "interactive", no_argument, NULL, 'i' },    { "runtime", required_argument, NULL, 'U' },
-                { "help", no_argument, NULL, 'h' },           {},
+                { "print-spec", no_argument, NULL, 'P' },     { "help", no_argument, NULL, 'h' },
+                {},
         };
         struct km_vcs *v = km_vcs_new();
         struct km_agent *agent = NULL;
         struct km_error err = {};
-        bool detach = false, interactive = false;
+        bool detach = false, interactive = false, print_spec = false;
         int c, r = 0, ms, status = -1;
 
         if (!v)
@@ -143,6 +146,9 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 case 'i':
                         interactive = true;
                         break;
+                case 'P':
+                        print_spec = true;
+                        break;
                 case 'U':
                         if (!streq(optarg, "embedded"))
                                 r = -EOPNOTSUPP;
@@ -161,6 +167,15 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
         }
         if (r == 0)
                 r = km_vcs_set_command(v, argv + optind);
+        if (r == 0 && print_spec) {
+                _cleanup_free_ char *json = km_vcs_config_json(v, &err);
+                if (json)
+                        puts(json);
+                else
+                        cli_error("run: %s", err.message);
+                km_vcs_free(v);
+                return json ? 0 : EXIT_RUN_FAILED;
+        }
         if (r == 0)
                 r = km_agent_new(NULL, cli->host_ns, &agent);
         if (r == 0) {

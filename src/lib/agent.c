@@ -361,7 +361,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
                 return km_error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
         a.cgroup_root = cgroup_root_open(&cerr);
-        if (a.cgroup_root < 0 || cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0)
+        /* Started on demand from a kubelet's cgroup: leave it.  Under systemd the unit's cgroup is right. */
+        if (a.cgroup_root < 0 || (!getenv("INVOCATION_ID") && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
                 km_log(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
         a.template_ns = launch_template_create(err);
         if (a.template_ns < 0)

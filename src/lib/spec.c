@@ -26,6 +26,9 @@
 #define MAX_STRING 4096
 #define MAX_DATA 4095       /* mount(2) copies one page of data, NUL included */
 #define MAX_ID 4294967294LL /* (uid_t)-1 means "leave unchanged" to the kernel */
+/* For strcspn(): the control characters, which have no place in a mount option or host name. */
+#define CONTROLS "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16" \
+                 "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
 
 /* Where a value sits, for messages ("config.json: mounts[3].destination"); lives on the stack. */
 struct at {
@@ -62,13 +65,6 @@ _printf_(4, 5) static int fail(struct km_error *err, int r, const struct at *at,
         return km_error_set_plain(err, r, "%s: %s", where, why);
 }
 
-static bool has_control(const char *s, const char *also) {
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f || strchr(also, *p))
-                        return true;
-        return false;
-}
-
 /* Why p is not an absolute path free of ".." components, or NULL. */
 static const char *path_why(const char *p) {
         if (p[0] != '/')
@@ -83,11 +79,10 @@ static const char *path_why(const char *p) {
 static const char *hostname_why(const char *h) {
         if (!*h || strlen(h) > HOST_NAME_MAX)
                 return "must be 1 to 64 bytes";
-        return has_control(h, "/") ? "contains '/' or a control character" : NULL;
+        return h[strcspn(h, "/" CONTROLS)] ? "contains '/' or a control character" : NULL;
 }
 
-/* ---- typed access: v may be NULL (absent), an error only when required ---- */
-
+/* Typed access: v may be NULL (absent), an error only when required. */
 static int want(json_t *v, const struct at *at, json_type type, size_t max, bool required, struct km_error *err) {
         static const char *const names[] = { [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
                                              [JSON_STRING] = "a string", [JSON_INTEGER] = "an integer",
@@ -239,8 +234,6 @@ static int refuse_nonempty(json_t *v, const struct at *at, struct km_error *err)
         return 0;
 }
 
-/* ---- process ---- */
-
 static int parse_user(struct container_spec *s, json_t *user, const struct at *at, struct km_error *err) {
         json_t *gids = json_object_get(user, "additionalGids"), *v;
         long long uid = 0, gid = 0, id = 0;
@@ -268,7 +261,9 @@ static int parse_capabilities(struct container_spec *s, json_t *caps, const stru
         static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
         uint64_t *masks[] = { &s->cap_bounding, &s->cap_effective, &s->cap_inheritable, &s->cap_permitted,
                               &s->cap_ambient };
-        int r;
+        const char *name;
+        char shown[64];
+        int r, cap;
 
         if ((r = want(caps, at, JSON_OBJECT, 0, false, err)) < 0)
                 return r;
@@ -280,10 +275,6 @@ static int parse_capabilities(struct container_spec *s, json_t *caps, const stru
                 if ((r = want(a, set, JSON_ARRAY, MAX_LIST, false, err)) < 0)
                         return r;
                 json_array_foreach(a, j, v) {
-                        const char *name;
-                        char shown[64];
-                        int cap;
-
                         if ((r = want_str(v, AT_I(set, j), true, &name, err)) < 0)
                                 return r;
                         if ((cap = caps_from_name(name)) < 0 || cap >= 64)
@@ -345,19 +336,17 @@ static int parse_process(struct container_spec *s, json_t *p, const struct at *a
         return 0;
 }
 
-/* ---- mounts ---- */
-
 static const struct name_value mount_flags[] = {
-        { "defaults", false, 0 },                 { "bind", false, MS_BIND },     { "rbind", false, MS_BIND | MS_REC },
-        { "ro", false, MS_RDONLY },               { "rw", true, MS_RDONLY },      { "nosuid", false, MS_NOSUID },
-        { "suid", true, MS_NOSUID },              { "nodev", false, MS_NODEV },   { "dev", true, MS_NODEV },
-        { "noexec", false, MS_NOEXEC },           { "exec", true, MS_NOEXEC },    { "sync", false, MS_SYNCHRONOUS },
-        { "async", true, MS_SYNCHRONOUS },        { "dirsync", false, MS_DIRSYNC }, { "remount", false, MS_REMOUNT },
-        { "mand", false, MS_MANDLOCK },           { "nomand", true, MS_MANDLOCK }, { "atime", true, MS_NOATIME },
-        { "noatime", false, MS_NOATIME },         { "relatime", false, MS_RELATIME }, { "norelatime", true, MS_RELATIME },
-        { "strictatime", false, MS_STRICTATIME }, { "nostrictatime", true, MS_STRICTATIME },
-        { "diratime", true, MS_NODIRATIME },      { "nodiratime", false, MS_NODIRATIME },
-        { "nosymfollow", false, MS_NOSYMFOLLOW }, { "symfollow", true, MS_NOSYMFOLLOW },
+        { "defaults", 0 },                 { "bind", MS_BIND },             { "rbind", MS_BIND | MS_REC },
+        { "ro", MS_RDONLY },               { "rw", MS_RDONLY, true },       { "nosuid", MS_NOSUID },
+        { "suid", MS_NOSUID, true },       { "nodev", MS_NODEV },           { "dev", MS_NODEV, true },
+        { "noexec", MS_NOEXEC },           { "exec", MS_NOEXEC, true },     { "sync", MS_SYNCHRONOUS },
+        { "async", MS_SYNCHRONOUS, true }, { "dirsync", MS_DIRSYNC },       { "remount", MS_REMOUNT },
+        { "mand", MS_MANDLOCK },           { "nomand", MS_MANDLOCK, true }, { "atime", MS_NOATIME, true },
+        { "noatime", MS_NOATIME },         { "relatime", MS_RELATIME },     { "norelatime", MS_RELATIME, true },
+        { "strictatime", MS_STRICTATIME }, { "nostrictatime", MS_STRICTATIME, true },
+        { "diratime", MS_NODIRATIME, true }, { "nodiratime", MS_NODIRATIME },
+        { "nosymfollow", MS_NOSYMFOLLOW }, { "symfollow", MS_NOSYMFOLLOW, true },
 };
 
 static const struct name_value propagations[] = {
@@ -374,7 +363,7 @@ static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, st
 
         if ((r = want_str(v, at, true, &o, err)) < 0)
                 return r;
-        if (!*o || has_control(o, ","))
+        if (!*o || o[strcspn(o, "," CONTROLS)])
                 return fail(err, -EINVAL, at, "is empty or contains ',' or a control character");
         if ((k = lookup(mount_flags, ELEMENTSOF(mount_flags), o)) >= 0) {
                 m->flags = mount_flags[k].clear ? m->flags & ~mount_flags[k].value : m->flags | mount_flags[k].value;
@@ -386,8 +375,8 @@ static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, st
         }
         /* runc's recursive attributes ("rro", "rnosuid", ...) and id-mapped mounts would end up in the data,
          * which a bind mount ignores: silently weaker than asked. */
-        if ((o[0] == 'r' && lookup(mount_flags, ELEMENTSOF(mount_flags), o + 1) >= 0) || streq(o, "idmap") || streq(o, "ridmap") ||
-            streq(o, "tmpcopyup"))
+        if ((o[0] == 'r' && lookup(mount_flags, ELEMENTSOF(mount_flags), o + 1) >= 0) || streq(o, "idmap") ||
+            streq(o, "ridmap") || streq(o, "tmpcopyup"))
                 return fail(err, -EOPNOTSUPP, at, "'%s' is not supported by the embedded launcher", o);
         if (!(data = strjoin_opts(m->data, o)))
                 return km_error_set(err, -ENOMEM, "config.json");
@@ -420,8 +409,6 @@ static int parse_mount(void *items, size_t i, json_t *v, const struct at *at, st
                 m->flags |= MS_BIND;
         return 0;
 }
-
-/* ---- linux ---- */
 
 static const struct name_value namespaces[] = {
         { "pid", CLONE_NEWPID }, { "network", CLONE_NEWNET },   { "mount", CLONE_NEWNS },  { "ipc", CLONE_NEWIPC },
@@ -513,8 +500,6 @@ static int parse_linux(struct container_spec *s, json_t *l, const struct at *at,
         s->seccomp = json_incref(seccomp); /* compiled by the launcher */
         return 0;
 }
-
-/* ---- the document ---- */
 
 int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *err) {
         _cleanup_(spec_freep) struct container_spec *s = NULL;
@@ -644,8 +629,8 @@ static const char vcs_template[] =
         "   'options': ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620']},"
         "  {'destination': '/dev/shm', 'type': 'tmpfs', 'source': 'shm',"
         "   'options': ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k']},"
-        "  {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': ['nosuid', 'noexec', 'nodev']},"
-        "  {'destination': '/sys', 'type': 'sysfs', 'source': 'sysfs', 'options': ['nosuid', 'noexec', 'nodev', 'ro']}],"
+        "  {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': ['nosuid','noexec','nodev']},"
+        "  {'destination': '/sys', 'type': 'sysfs', 'source': 'sysfs', 'options': ['nosuid','noexec','nodev','ro']}],"
         " 'linux': {'namespaces': [{'type': 'pid'}, {'type': 'ipc'}, {'type': 'uts'}, {'type': 'mount'}],"
         "  'devices': ["
         "   {'path': '/dev/null', 'type': 'c', 'major': 1, 'minor': 3, 'fileMode': 438, 'uid': 0, 'gid': 0},"
