@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "agent.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "spec.h"
 
 enum watch_kind { WATCH_LISTEN, WATCH_CONN, WATCH_PID1, WATCH_TIMER, WATCH_JOB };

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "spec.h"
 
 struct launch_request {

@@ -15,7 +15,7 @@
  * are skipped by seccomp_compile(), so the lists cover all architectures.
  * Keep them sorted, one per line, and disjoint.
  */
-#include "seccomp.h"
+#include "seccomp-filter.h"
 
 static const char *const allowed[] = {
         "_llseek",

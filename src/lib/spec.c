@@ -14,7 +14,7 @@
 
 #include "caps.h"
 #include "options.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "spec.h"
 
 #define MAX_TEXT (1024 * 1024)
@@ -490,11 +490,10 @@ static int parse_linux(struct container_spec *s, json_t *l, const struct at *at,
             (r = want_strv(FIELD(l, at, "maskedPaths"), MAX_LIST, STRV_PATHS, &s->masked_paths, err)) < 0 ||
             (r = want_strv(FIELD(l, at, "readonlyPaths"), MAX_LIST, STRV_PATHS, &s->readonly_paths, err)) < 0 ||
             (r = refuse_nonempty(FIELD(l, at, "sysctl"), err)) < 0 ||
-            (r = want(seccomp, AT(at, "seccomp"), JSON_OBJECT, 0, false, err)) < 0)
-                return r;
-        if (propagation &&
-            (r = want_name(propagation, AT(at, "rootfsPropagation"), propagations, ELEMENTSOF(propagations),
-                           "propagation", err)) < 0)
+            (r = want(seccomp, AT(at, "seccomp"), JSON_OBJECT, 0, false, err)) < 0 ||
+            /* last: r is the table index after it */
+            (propagation && (r = want_name(propagation, AT(at, "rootfsPropagation"), propagations,
+                                           ELEMENTSOF(propagations), "propagation", err)) < 0))
                 return r;
         s->rootfs_propagation = propagation ? propagations[r].value : 0;
         s->seccomp = json_incref(seccomp); /* compiled by the launcher */
@@ -512,10 +511,8 @@ int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *e
                 return fail(err, -EINVAL, &CONFIG, "must be a JSON object");
         if (!(s = calloc(1, sizeof(*s))))
                 return km_error_set(err, -ENOMEM, "config.json");
-        if ((r = want_str(FIELD(root, &CONFIG, "ociVersion"), true, &version, err)) < 0)
-                return r;
-        if (!startswith(version, "1."))
-                return fail(err, -EINVAL, AT(&CONFIG, "ociVersion"), "must start with \"1.\"");
+        if ((r = want_str(FIELD(root, &CONFIG, "ociVersion"), true, &version, err)) < 0 || !startswith(version, "1."))
+                return r < 0 ? r : fail(err, -EINVAL, AT(&CONFIG, "ociVersion"), "must start with \"1.\"");
         if ((r = refuse_nonempty(FIELD(root, &CONFIG, "hooks"), err)) < 0 ||
             (r = parse_process(s, FIELD(root, &CONFIG, "process"), err)) < 0 ||
             /* A relative root.path is resolved against the bundle by the launcher. */
@@ -629,7 +626,7 @@ static const char vcs_template[] =
         "   'options': ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620']},"
         "  {'destination': '/dev/shm', 'type': 'tmpfs', 'source': 'shm',"
         "   'options': ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k']},"
-        "  {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': ['nosuid','noexec','nodev']},"
+        " {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': ['nosuid','noexec','nodev']},"
         "  {'destination': '/sys', 'type': 'sysfs', 'source': 'sysfs', 'options': ['nosuid','noexec','nodev','ro']}],"
         " 'linux': {'namespaces': [{'type': 'pid'}, {'type': 'ipc'}, {'type': 'uts'}, {'type': 'mount'}],"
         "  'devices': ["
@@ -762,26 +759,20 @@ static json_t *bind_json(const struct vcs_bind *b) {
 }
 
 json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
-        _cleanup_(json_decrefp) json_t *root = NULL, *seccomp = NULL;
+        _cleanup_(json_decrefp) json_t *root = NULL;
         _cleanup_free_ char *text = strdup(vcs_template);
         const struct vcs_bind host_dev = { "/dev", "/dev", MS_SLAVE, false };
-        json_t *process, *caps, *mounts, *linux_;
+        json_t *process = NULL, *caps, *mounts = NULL, *linux_ = NULL;
         bool shared = false;
 
         if (vcs_validate(in, err) < 0)
                 return NULL;
-        if (!(seccomp = seccomp_default_profile())) {
-                km_error_set(err, -ENOMEM, "vcs: the default seccomp profile");
-                return NULL;
-        }
         for (char *c = text; c && *c; c++)
                 if (*c == '\'')
                         *c = '"';
         root = text ? json_loads(text, 0, NULL) : NULL;
-        process = json_object_get(root, "process");
+        json_unpack(root, "{s:o, s:o, s:o}", "process", &process, "mounts", &mounts, "linux", &linux_);
         caps = json_object_get(process, "capabilities");
-        mounts = json_object_get(root, "mounts");
-        linux_ = json_object_get(root, "linux");
         for (size_t i = 0; root && i < in->n_binds; i++) {
                 shared = shared || in->binds[i].propagation == MS_SHARED;
                 if (append(mounts, bind_json(&in->binds[i])) < 0)
@@ -799,7 +790,7 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             (!in->host_network &&
              append(json_object_get(linux_, "namespaces"), json_pack("{s:s}", "type", "network")) < 0) ||
             set(linux_, "rootfsPropagation", json_string(shared ? "rshared" : "rslave")) < 0 ||
-            set(linux_, "seccomp", TAKE_PTR(seccomp)) < 0) {
+            set(linux_, "seccomp", seccomp_default_profile()) < 0) {
                 km_error_set(err, -ENOMEM, "vcs: building config.json");
                 return NULL;
         }

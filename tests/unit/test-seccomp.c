@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "test-helpers.h"
 
 #ifndef SYS_clone3
