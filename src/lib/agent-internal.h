@@ -55,6 +55,8 @@ struct agent {
         struct ctr *ctrs;
         struct job *jobs;
         struct conn *conns;
+        json_t *seccomp_json; /* the profile of seccomp_cached */
+        struct seccomp_program seccomp_cached;
 };
 
 void agent_done(struct agent *a);

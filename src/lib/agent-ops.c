@@ -117,8 +117,9 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .seccomp = c->has_seccomp ? &c->seccomp : NULL,
                         .host_mntns_fd = a->host_ns,
                         .template_mntns_fd = a->template_ns,
+                        /* A short run lives in the agent's cgroup (not its caller's); a daemon gets its own. */
                         .cgroup_root_fd = a->cgroup_root,
-                        .cgroup_name = c->cgroup,
+                        .cgroup_name = detach ? c->cgroup : NULL,
                         .log_dir_fd = detach ? c->dir_fd : -EBADF,
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));

@@ -82,6 +82,34 @@ int agent_save_state(struct agent *a, struct ctr *c) {
         return r;
 }
 
+/*
+ * A compiled copy of a filter.  Compiling takes milliseconds, more than the
+ * rest of a container start: the last profile is kept (they are all the default one).
+ */
+static int agent_seccomp(struct agent *a, json_t *profile, struct seccomp_program *ret, struct km_error *err) {
+        size_t size;
+        int r;
+
+        if (!a->seccomp_json || !json_equal(a->seccomp_json, profile)) {
+                struct seccomp_program p = {};
+
+                r = seccomp_compile(profile, &p, err);
+                if (r < 0)
+                        return r;
+                seccomp_program_done(&a->seccomp_cached);
+                json_decref(a->seccomp_json);
+                a->seccomp_cached = p;
+                a->seccomp_json = json_incref(profile);
+        }
+        size = a->seccomp_cached.prog.len * sizeof(struct sock_filter);
+        ret->prog.len = a->seccomp_cached.prog.len;
+        ret->prog.filter = malloc(size);
+        if (!ret->prog.filter)
+                return km_error_set(err, -ENOMEM, "seccomp");
+        memcpy(ret->prog.filter, a->seccomp_cached.prog.filter, size);
+        return 0;
+}
+
 /* A (new or adopted) container, with its spec and compiled filter for exec. */
 struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
                           struct km_error *err) {
@@ -103,7 +131,7 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         c->next = a->ctrs;
         a->ctrs = c;
         if (spec && spec->seccomp) {
-                r = seccomp_compile(spec->seccomp, &c->seccomp, err);
+                r = agent_seccomp(a, spec->seccomp, &c->seccomp, err);
                 if (r < 0) {
                         agent_ctr_forget(a, c);
                         return NULL;
@@ -164,7 +192,8 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                 unwatch(a, c->timer);
                 closep(&c->timer);
         }
-        (void)cgroup_remove(a->cgroup_root, c->cgroup);
+        if (c->detached)
+                (void)cgroup_remove(a->cgroup_root, c->cgroup);
         json_object_set_new(c->state, "status", json_string("exited"));
         json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
         json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
@@ -440,6 +469,8 @@ void agent_done(struct agent *a) {
         closep(&a->cgroup_root);
         closep(&a->devnull);
         closep(&a->proc_fd);
+        seccomp_program_done(&a->seccomp_cached);
+        json_decref(a->seccomp_json);
         closep(&a->lock_fd);
         closep(&a->state_fd);
 }

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Other OCI runtimes (crun, runc, or any executable with their command
+ * line) as the launcher of a VCS container, instead of the embedded one
+ * (launch.h).  A container's state directory holds config.json with an
+ * absolute root.path, so it is a bundle as it is.
+ *
+ * A container is run in the foreground of the runtime (`RUNTIME --root ROOT
+ * run --bundle BUNDLE ID`) under a monitor process of ours, the container's
+ * stand-in for the caller (like conmon): it sits in the container's cgroups,
+ * copies a detached container's output into the bounded log (init_run),
+ * forwards signals to the runtime, which forwards them to the container, and
+ * exits with the runtime's status.  crun and runc exit with the container's
+ * status, 128 + N when it was killed by signal N, and 1 (sometimes another
+ * small number) for their own errors, after a message on stderr; 127/126
+ * mean the runtime itself could not be executed.
+ *
+ * Unlike with the embedded launcher, the command is the container's PID 1:
+ * a signal it has no handler for (SIGTERM) does not end it.  Stop with
+ * runtime_kill(SIGKILL), and after the monitor is gone call runtime_delete(),
+ * which is a stat when the runtime cleaned up after itself.
+ *
+ * Every call runs the runtime in the caller's mount namespace and needs a
+ * single-threaded caller (fork).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+/*
+ * "crun", "runc" or any other name without '/' is searched in $PATH, then
+ * in the usual system directories (/usr/sbin is not in every PATH); a name
+ * with '/' is a path to an executable file.  "embedded" is not a runtime.
+ * Returns a malloc'ed absolute path, or NULL with err set ("runtime crun:
+ * not found in PATH or ...").
+ */
+char *runtime_resolve(const char *name, struct km_error *err);
+/* The same with the directory list given (':'-separated; relative entries are skipped). */
+char *runtime_resolve_in(const char *name, const char *search, struct km_error *err);
+
+/* A container ID every runtime takes and that names a directory: [A-Za-z0-9][A-Za-z0-9_.+-]{0,199}. */
+bool runtime_id_is_valid(const char *id);
+
+struct runtime_request {
+        const char *runtime; /* absolute path (runtime_resolve) */
+        const char *root;    /* the runtime's --root state directory (absolute), e.g. STATE_DIR/runtime */
+        const char *bundle;  /* absolute path of the bundle directory */
+        const char *id;
+        int stdio[3];        /* the container's stdin, stdout, stderr */
+        int log_dir_fd;      /* >= 0 (detached): stdout and stderr go through the monitor into LOG_DIR/log */
+        int cgroup_root_fd;  /* with cgroup_name: the monitor's cgroups (the runtime nests the container's
+                                below them, see the report); -EBADF: the caller's */
+        const char *cgroup_name;
+};
+
+/*
+ * Starts the monitor, which moves into cgroup_name, deletes a container ID
+ * left in ROOT by a crash (runtime_delete), and forks the runtime; returns
+ * once the runtime is forked (not once the container runs: a runtime's
+ * failure shows as the monitor's exit status, its message on the
+ * container's stderr or in the log).  ret_pid: the monitor, a child of the
+ * caller, which exits with the runtime's status.  A cgroup that cannot be
+ * entered is a warning (km_log), as with launch_container().
+ */
+int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_error *err);
+
+struct runtime_exec_request {
+        const char *runtime, *root, *id;
+        char *const *args; /* the command, NULL-terminated, non-empty */
+        char *const *env;  /* NULL, or "K=V" added to the container's environment */
+        const char *cwd;   /* NULL: the container's */
+        bool tty;          /* the runtime makes a pseudo-terminal and copies it to and from stdio */
+        int stdio[3];
+};
+
+/*
+ * `RUNTIME --root ROOT exec [--tty] [--cwd DIR] [--env K=V]... ID CMD ARGS...`
+ * forked with stdio; returns its pid (a child of the caller), which exits
+ * with the command's status as above.
+ */
+int runtime_exec(const struct runtime_exec_request *rq, pid_t *ret_pid, struct km_error *err);
+
+/*
+ * `RUNTIME --root ROOT kill ID SIG`, waited for.  -ESRCH when the runtime
+ * does not know ID (any more).
+ */
+int runtime_kill(const char *runtime, const char *root, const char *id, int sig, struct km_error *err);
+
+/*
+ * `RUNTIME --root ROOT delete --force ID`, waited for: a running container
+ * is killed first.  Nothing is run when ROOT/ID does not exist, and a
+ * failure is no error once ROOT/ID is gone.
+ */
+int runtime_delete(const char *runtime, const char *root, const char *id, struct km_error *err);
+
+/*
+ * The argument vectors (exposed for the unit tests): pointers into the
+ * arguments, a NULL-terminated array to free() (only the array).
+ */
+const char **runtime_run_argv(const char *runtime, const char *root, const char *bundle, const char *id);
+const char **runtime_exec_argv(const struct runtime_exec_request *rq);
