@@ -256,11 +256,13 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
                 return EXIT_CTR_FAILED;
         }
         null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        int fds[3] = { interactive || tty ? STDIN_FILENO : null, STDOUT_FILENO, STDERR_FILENO };
+        int fds[3] = { interactive ? STDIN_FILENO : null, STDOUT_FILENO, STDERR_FILENO };
         if (!(a = agent_or_fail(cli))) {
                 free(env);
                 return EXIT_CTR_FAILED;
         }
+        if (tty)
+                fds[0] = STDIN_FILENO;
         r = km_vcs_exec_fds(a, name, argv + optind, env, cwd, tty, fds, &status, &err);
         km_agent_free(a);
         free(env);

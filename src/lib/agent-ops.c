@@ -12,6 +12,7 @@
 #include "launch.h"
 #include "proto.h"
 #include "state.h"
+#include "tty-relay.h"
 
 #define STOP_TIMEOUT_MS 10000
 
@@ -80,8 +81,14 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         }
         if (!state_name_is_valid(name))
                 return km_error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
-        if (agent_find(a, name))
-                return km_error_set_plain(err, -EEXIST, "container %s exists (kubemount rm %s)", name, name);
+        c = agent_find(a, name);
+        if (c && c->pidfd >= 0)
+                return km_error_set_plain(err, -EEXIST, "container %s is running", name);
+        if (c) {
+                /* An exited one of that name (a retry after a crash): its state makes way. */
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+        }
         if (!detach && n_fds != 3)
                 return km_error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
         r = spec_from_json(json_object_get(req, "config"), &spec, err);
@@ -160,9 +167,18 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                 r = err->code;
         else if (c->pidfd < 0 || !c->spec)
                 r = km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
-        else if (!args || !args[0] || n_fds != 3)
+        else if (!args || !args[0] || (n_fds != 3 && !json_is_true(json_object_get(req, "tty"))))
                 r = km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
         else {
+                bool tty = json_is_true(json_object_get(req, "tty"));
+                _cleanup_close_ int master = -EBADF, slave = -EBADF;
+
+                /* A terminal of the container's devpts; its master goes back to the client to relay. */
+                if (tty && (r = tty_open_in(a->proc_fd, c->pid, &master, &slave)) < 0) {
+                        km_strv_free(args);
+                        km_strv_free(env);
+                        return km_error_set(err, r, "exec in %s: a terminal in its /dev/pts", c->name);
+                }
                 struct exec_request rq = {
                         .spec = c->spec,
                         .seccomp = c->has_seccomp ? &c->seccomp : NULL,
@@ -170,12 +186,17 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                         .args = args,
                         .env = json_object_get(req, "env") ? env : NULL,
                         .cwd = req_string(req, "cwd"),
-                        .terminal = json_is_true(json_object_get(req, "tty")),
+                        .terminal = tty,
                         .cgroup_root_fd = a->cgroup_root,
                         .cgroup_name = c->cgroup,
-                        .stdio = { fds[0], fds[1], fds[2] },
+                        .stdio = { tty ? slave : fds[0], tty ? slave : fds[1], tty ? slave : fds[2] },
                 };
                 r = launch_exec(&rq, &pid, err);
+                if (r >= 0 && tty) {
+                        json_t *m = json_pack("{s:b}", "tty", 1);
+                        (void)proto_send(conn, m, &master, 1);
+                        json_decref(m);
+                }
                 if (r >= 0 && (r = agent_job_add(a, pid, conn)) < 0)
                         km_error_set(err, r, "exec in %s", c->name);
         }

@@ -16,6 +16,7 @@ extern char **environ;
 #include "proto.h"
 #include "spec.h"
 #include "state.h"
+#include "tty-relay.h"
 
 #define AGENT_START_TIMEOUT_MS 10000
 #define AGENT_IDLE_EXIT_S 300
@@ -321,7 +322,7 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
  */
 static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const char *key, json_t **ret,
                       int *ret_fds, size_t *ret_n, struct km_error *err) {
-        int r = req ? proto_send(sock, req, fds, n_fds) : -ENOMEM;
+        int r = req ? proto_send(sock, req, fds, n_fds) : 0; /* no request: only read the answers */
 
         if (r < 0)
                 return km_error_set(err, r, "send to the agent");
@@ -377,6 +378,8 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
                 return sock;
         req = json_pack("{s:s, s:O, s:b, s:i, s:s?}", "op", "run", "config", config, "detach", detach, "timeout_ms",
                         v->timeout_ms, "name", v->name);
+        if (!req)
+                return -ENOMEM;
         r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
         if (r >= 0 && exit_status)
                 *exit_status = exit_status_of(m);
@@ -465,7 +468,9 @@ KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const 
 
         if (sock < 0)
                 return sock;
-        for (size_t i = 0; req && argv && argv[i]; i++)
+        if (!req)
+                return -ENOMEM;
+        for (size_t i = 0; argv && argv[i]; i++)
                 json_array_append_new(json_object_get(req, "args"), json_string(argv[i]));
         if (req && env) {
                 json_t *e = json_array();
@@ -473,7 +478,25 @@ KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const 
                         json_array_append_new(e, json_string(env[i]));
                 json_object_set_new(req, "env", e);
         }
-        r = agent_call(sock, req, fds, 3, "exit", &m, NULL, NULL, err);
+        if (!tty) {
+                r = agent_call(sock, req, fds, 3, "exit", &m, NULL, NULL, err);
+        } else {
+                struct tty_relay t;
+                _cleanup_json_ json_t *ready = NULL;
+                int master = -EBADF;
+                size_t n = 1;
+
+                /* The agent answers {"tty"} with the master of the command's terminal, then {"exit"}. */
+                r = agent_call(sock, req, NULL, 0, "tty", &ready, &master, &n, err);
+                if (r >= 0 && n != 1)
+                        r = km_error_set_plain(err, -EPROTO, "exec: the agent sent no terminal");
+                if (r >= 0 && (r = tty_relay_start(&t, master, fds[0], fds[1])) < 0)
+                        km_error_set(err, r, "exec: relay the terminal");
+                if (r >= 0) {
+                        r = agent_call(sock, NULL, NULL, 0, "exit", &m, NULL, NULL, err);
+                        tty_relay_stop(&t);
+                }
+        }
         if (r >= 0 && exit_status)
                 *exit_status = exit_status_of(m);
         return r;
@@ -499,6 +522,8 @@ static int simple_call(struct km_agent *a, json_t *req, const char *key, char **
 
         if (sock < 0)
                 return sock;
+        if (!owned)
+                return -ENOMEM;
         r = agent_call(sock, owned, NULL, 0, key, &m, fds, n_fds, err);
         if (r >= 0 && json && !(*json = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 r = -ENOMEM;
