@@ -2,6 +2,7 @@
 /* The agent's operations: run, exec, ps, stop, rm, logs, gc (see agent.h). */
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,6 +61,31 @@ static void iso_now(char buf[32]) {
         struct tm tm;
 
         strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+/*
+ * Propagation reaches the host only from a bind of a shared mount: nothing
+ * fails otherwise, the mounts just stay in the container.  Say so.
+ */
+static json_t *shared_source_warnings(const struct container_spec *s) {
+        json_t *w = json_array();
+
+        for (size_t i = 0; w && i < s->n_mounts; i++) {
+                const struct spec_mount *m = &s->mounts[i];
+                struct km_mount_info info;
+                char text[9000];
+
+                if ((m->propagation & ~MS_REC) != MS_SHARED || !m->source ||
+                    km_mount_info_of(m->source, &info, NULL) < 0 || (info.propagation & KM_PROPAGATION_SHARED))
+                        continue;
+                snprintf(text, sizeof(text),
+                         "%s is on a %s mount in the host: mounts made in the container below %s will not reach "
+                         "the host or pods (kubemount setup --shared %s)",
+                         m->source, info.propagation & KM_PROPAGATION_SLAVE ? "slave" : "private", m->destination,
+                         m->source);
+                json_array_append_new(w, json_string(text));
+        }
+        return w;
 }
 
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
@@ -142,6 +168,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 agent_ctr_forget(a, c);
                 return r;
         }
+        json_t *warnings = shared_source_warnings(c->spec);
         (void)state_proc_starttime(a->proc_fd, pid, &start);
         json_object_set_new(c->state, "status", json_string("running"));
         json_object_set_new(c->state, "pid", json_integer(pid));
@@ -149,7 +176,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         (void)agent_save_state(a, c);
         if (timeout_ms > 0)
                 (void)agent_ctr_timer(a, c, (int)timeout_ms);
-        reply(conn, json_pack("{s:b, s:s, s:i}", "started", 1, "name", name, "pid", (int)pid));
+        reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", name, "pid", (int)pid, "warnings",
+                              warnings ?: json_array()));
         if (detach)
                 return 0;
         c->remove_on_exit = true;

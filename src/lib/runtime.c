@@ -2,11 +2,15 @@
 /* Other OCI runtimes (see runtime.h). */
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include "cgroup.h"
@@ -245,13 +249,40 @@ static void reset_signals(void) {
                         (void)sigaction(sig, &dfl, NULL); /* glibc's reserved ones fail: fine */
 }
 
+/*
+ * crun (1.8) refuses to create a container on a hybrid host, v1 hierarchies
+ * with a cgroup2 at /sys/fs/cgroup/unified: whether that holds for RUNTIME.
+ */
+static bool needs_v1_view(const char *runtime) {
+        struct statfs sfs;
+
+        return startswith(path_basename(runtime), "crun") && statfs(CGROUP_ROOT, &sfs) == 0 &&
+               sfs.f_type == TMPFS_MAGIC && statfs(CGROUP_ROOT "/unified", &sfs) == 0 &&
+               sfs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/*
+ * Gives the runtime a mount namespace of its own without the unified
+ * hierarchy.  Everything else stays shared with the caller's namespace (the
+ * container's rshared binds still propagate); only /sys/fs/cgroup is made a
+ * slave first, so that the unmount does not propagate back.
+ */
+static void hide_unified(void) {
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, CGROUP_ROOT, NULL, MS_SLAVE, NULL) < 0 ||
+            umount2(CGROUP_ROOT "/unified", MNT_DETACH) < 0)
+                dprintf(STDERR_FILENO, "kubemount: runtime %s: hide %s/unified: %s\n", "crun", CGROUP_ROOT,
+                        strerror(errno));
+}
+
 /* In the child: stdio onto 0-2 (they may overlap), the rest closed, then the runtime. */
-static _Noreturn void exec_runtime(const char *const *argv, const int stdio[3]) {
+static _Noreturn void exec_runtime(const char *const *argv, const int stdio[3], bool v1_view) {
         sigset_t none;
         int moved[3], e;
 
         reset_signals();
         (void)setsid();
+        if (v1_view)
+                hide_unified();
         for (int i = 0; i < 3; i++)
                 moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3);
         for (int i = 0; i < 3; i++)
@@ -267,7 +298,7 @@ static _Noreturn void exec_runtime(const char *const *argv, const int stdio[3]) 
 }
 
 /* Forks the runtime with every signal blocked until it has reset them. */
-static int spawn(const char *const *argv, const int stdio[3], pid_t *ret_pid, struct km_error *err) {
+static int spawn(const char *const *argv, const int stdio[3], bool v1_view, pid_t *ret_pid, struct km_error *err) {
         sigset_t all, old;
         pid_t pid;
         int r;
@@ -276,7 +307,7 @@ static int spawn(const char *const *argv, const int stdio[3], pid_t *ret_pid, st
         sigprocmask(SIG_SETMASK, &all, &old);
         pid = fork();
         if (pid == 0)
-                exec_runtime(argv, stdio);
+                exec_runtime(argv, stdio, v1_view);
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         if (r < 0)
@@ -350,7 +381,7 @@ static int call(const char *const *argv, const char *id, struct km_error *err) {
                 return km_error_set(err, -errno, "runtime %s %s: memfd", argv[0], argv[3]);
         stdio[0] = stdio[1] = null;
         stdio[2] = out;
-        r = spawn(argv, stdio, &pid, err);
+        r = spawn(argv, stdio, false, &pid, err);
         if (r < 0)
                 return r;
         r = wait_status(pid, &status);
@@ -438,7 +469,7 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
         if (r >= 0 && !(argv = runtime_run_argv(rq->runtime, rq->root, rq->bundle, rq->id)))
                 r = km_error_set(&err, -ENOMEM, "runtime %s run %s", rq->runtime, rq->id);
         if (r >= 0)
-                r = spawn(argv, stdio, &child, &err);
+                r = spawn(argv, stdio, needs_v1_view(rq->runtime), &child, &err);
         if (r < 0) {
                 err.code = r;
                 (void)!write(report, &err, sizeof(err));
@@ -523,5 +554,5 @@ int runtime_exec(const struct runtime_exec_request *rq, pid_t *ret_pid, struct k
         argv = runtime_exec_argv(rq);
         if (!argv)
                 return km_error_set(err, -ENOMEM, "runtime %s exec %s", rq->runtime, rq->id);
-        return spawn(argv, rq->stdio, ret_pid, err);
+        return spawn(argv, rq->stdio, false, ret_pid, err);
 }

@@ -70,7 +70,8 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
 struct runtime_exec_request {
         const char *runtime, *root, *id;
         char *const *args; /* the command, NULL-terminated, non-empty */
-        char *const *env;  /* NULL, or "K=V" added to the container's environment */
+        char *const *env;  /* NULL: the container's; else the whole environment ("K=V"): crun's --env
+                              replaces the container's, runc's adds to it, so pass all of it */
         const char *cwd;   /* NULL: the container's */
         bool tty;          /* the runtime makes a pseudo-terminal and copies it to and from stdio */
         int stdio[3];
@@ -79,7 +80,8 @@ struct runtime_exec_request {
 /*
  * `RUNTIME --root ROOT exec [--tty] [--cwd DIR] [--env K=V]... ID CMD ARGS...`
  * forked with stdio; returns its pid (a child of the caller), which exits
- * with the command's status as above.
+ * with the command's status as above, but 255 (crun and runc) when the
+ * command cannot be executed.  With tty, runc wants a terminal among stdio.
  */
 int runtime_exec(const struct runtime_exec_request *rq, pid_t *ret_pid, struct km_error *err);
 

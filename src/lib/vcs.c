@@ -334,6 +334,9 @@ static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const
                 r = proto_recv(sock, &m, got, &n);
                 if (r < 0)
                         return km_error_set(err, r == -ECONNRESET ? -EPIPE : r, "the agent did not answer");
+                json_t *w;
+                size_t k;
+                json_array_foreach(json_object_get(m, "warnings"), k, w) km_log(KM_LOG_WARNING, "%s", json_string_value(w));
                 if (json_object_get(m, "error")) {
                         r = (int)json_integer_value(json_object_get(m, "code"));
                         km_error_set_plain(err, r < 0 ? r : -EIO, "%s", json_string_value(json_object_get(m, "error")));
