@@ -213,6 +213,8 @@ int km_vcs_add_env(struct km_vcs *v, const char *assignment); /* "K=V" */
 int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination, enum km_propagation_kind kind,
                      bool readonly);
 int km_vcs_set_cwd(struct km_vcs *v, const char *dir);
+/* "crun", "runc" or a path: the agent runs the same bundle with that OCI runtime; NULL or "embedded": its own. */
+int km_vcs_set_runtime(struct km_vcs *v, const char *runtime);
 void km_vcs_set_host_network(struct km_vcs *v, bool host);
 void km_vcs_set_host_dev(struct km_vcs *v, bool host);
 void km_vcs_set_readonly(struct km_vcs *v, bool readonly);

@@ -150,8 +150,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                         print_spec = true;
                         break;
                 case 'U':
-                        if (!streq(optarg, "embedded"))
-                                r = -EOPNOTSUPP;
+                        r = km_vcs_set_runtime(v, optarg);
                         break;
                 default:
                         cli_error("run: unrecognized option '%s'", argv[optind - 1]);

@@ -42,6 +42,8 @@ static bool adopt(struct agent *a, const char *name, json_t *state) {
         c->state = json_incref(state);
         snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
         c->detached = true;
+        if (json_is_string(json_object_get(state, "runtime")))
+                c->runtime = strdup(json_string_value(json_object_get(state, "runtime")));
         if (live && agent_ctr_watch(a, c, (pid_t)json_integer_value(json_object_get(state, "pid")), false) == 0)
                 return false;
         if (streq(json_string_value(json_object_get(state, "status")) ?: "", "exited"))

@@ -28,6 +28,7 @@ struct ctr {
         bool stopping, timed_out, remove_on_exit;
         int timer;
         int dir_fd;
+        char *runtime; /* crun, runc or another OCI runtime (absolute path); NULL: embedded */
         struct container_spec *spec;
         struct seccomp_program seccomp;
         bool has_seccomp;
@@ -67,6 +68,10 @@ void agent_ctr_forget(struct agent *a, struct ctr *c);
 int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours);
 int agent_ctr_timer(struct agent *a, struct ctr *c, int ms);
 void agent_ctr_signal(struct ctr *c, int sig);
+/* The kill that ends it for sure: SIGKILL to PID 1, or through its runtime. */
+void agent_ctr_kill(struct agent *a, struct ctr *c);
+/* STATE_DIR/runtime: the --root of crun and runc (malloc'ed). */
+char *agent_runtime_root(struct agent *a);
 int agent_add_waiter(struct ctr *c, int conn);
 int agent_save_state(struct agent *a, struct ctr *c);
 int agent_job_add(struct agent *a, pid_t pid, int conn);

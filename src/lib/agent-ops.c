@@ -12,6 +12,7 @@
 #include "agent-internal.h"
 #include "launch.h"
 #include "proto.h"
+#include "runtime.h"
 #include "state.h"
 #include "tty-relay.h"
 
@@ -88,10 +89,32 @@ static json_t *shared_source_warnings(const struct container_spec *s) {
         return w;
 }
 
+/* The same container through crun or runc: the state dir is the bundle, config.json in it. */
+static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_request *lrq, pid_t *pid,
+                            struct km_error *err) {
+        _cleanup_free_ char *root = agent_runtime_root(a), *bundle = NULL;
+        struct runtime_request rq = {
+                .runtime = c->runtime,
+                .id = c->name,
+                .log_dir_fd = lrq->log_dir_fd,
+                .cgroup_root_fd = lrq->cgroup_root_fd,
+                .cgroup_name = lrq->cgroup_name,
+        };
+
+        if (!root || asprintf(&bundle, "%s/containers/%s", a->state_dir, c->name) < 0)
+                return km_error_set(err, -ENOMEM, "container %s", c->name);
+        if (mkdir(root, 0700) < 0 && errno != EEXIST)
+                return km_error_set(err, -errno, "runtime state %s", root);
+        rq.root = root;
+        rq.bundle = bundle;
+        memcpy(rq.stdio, lrq->stdio, sizeof(rq.stdio));
+        return runtime_run(&rq, pid, err);
+}
+
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
-        const char *name = req_string(req, "name");
+        const char *name = req_string(req, "name"), *runtime = req_string(req, "runtime");
         _cleanup_(spec_freep) struct container_spec *spec = NULL;
         _cleanup_free_ char *config = NULL;
         _cleanup_close_ int dir = -EBADF;
@@ -133,6 +156,11 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 (void)state_container_remove(a->state_fd, name, NULL);
                 return err->code;
         }
+        if (runtime && !streq(runtime, "embedded") && !(c->runtime = runtime_resolve(runtime, err))) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+                return err->code;
+        }
         snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
         c->detached = detach;
         iso_now(created);
@@ -156,7 +184,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .log_dir_fd = detach ? c->dir_fd : -EBADF,
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
-                r = launch_container(&rq, &pid, err);
+                r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);
         }
         if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
                 km_error_set(err, r, "container %s: pidfd", name);
@@ -173,6 +201,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         json_object_set_new(c->state, "status", json_string("running"));
         json_object_set_new(c->state, "pid", json_integer(pid));
         json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
+        if (c->runtime)
+                json_object_set_new(c->state, "runtime", json_string(c->runtime));
         (void)agent_save_state(a, c);
         if (timeout_ms > 0)
                 (void)agent_ctr_timer(a, c, (int)timeout_ms);
@@ -201,8 +231,9 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                 bool tty = json_is_true(json_object_get(req, "tty"));
                 _cleanup_close_ int master = -EBADF, slave = -EBADF;
 
-                /* A terminal of the container's devpts; its master goes back to the client to relay. */
-                if (tty && (r = tty_open_in(a->proc_fd, c->pid, &master, &slave)) < 0) {
+                /* A terminal of the container's devpts (a runtime makes its own from a host one); its
+                 * master goes back to the client to relay. */
+                if (tty && (r = c->runtime ? tty_open_host(&master, &slave) : tty_open_in(a->proc_fd, c->pid, &master, &slave)) < 0) {
                         km_strv_free(args);
                         km_strv_free(env);
                         return km_error_set(err, r, "exec in %s: a terminal in its /dev/pts", c->name);
@@ -219,7 +250,13 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                         .cgroup_name = c->cgroup,
                         .stdio = { tty ? slave : fds[0], tty ? slave : fds[1], tty ? slave : fds[2] },
                 };
-                r = launch_exec(&rq, &pid, err);
+                if (c->runtime) {
+                        _cleanup_free_ char *root = agent_runtime_root(a);
+                        struct runtime_exec_request xrq = { c->runtime, root, c->name, args, rq.env, rq.cwd, tty,
+                                                            { rq.stdio[0], rq.stdio[1], rq.stdio[2] } };
+                        r = root ? runtime_exec(&xrq, &pid, err) : -ENOMEM;
+                } else
+                        r = launch_exec(&rq, &pid, err);
                 if (r >= 0 && tty) {
                         json_t *m = json_pack("{s:b}", "tty", 1);
                         (void)proto_send(conn, m, &master, 1);
@@ -286,7 +323,7 @@ static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
                 struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
                 if (!json_is_true(json_object_get(req, "force")))
                         return km_error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
-                agent_ctr_signal(c, SIGKILL);
+                agent_ctr_kill(a, c);
                 (void)poll(&p, 1, 5000);
                 c->remove_on_exit = true;
                 /* The loop sees the pidfd and removes it; answer now. */

@@ -20,6 +20,7 @@
 #include "cgroup.h"
 #include "launch.h"
 #include "proto.h"
+#include "runtime.h"
 #include "state.h"
 
 #ifndef P_PIDFD
@@ -63,6 +64,7 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         closep(&c->timer);
         closep(&c->dir_fd);
         spec_free(c->spec);
+        free(c->runtime);
         if (c->has_seccomp)
                 seccomp_program_done(&c->seccomp);
         json_decref(c->state);
@@ -166,6 +168,21 @@ void agent_ctr_signal(struct ctr *c, int sig) {
                 (void)syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0);
 }
 
+char *agent_runtime_root(struct agent *a) {
+        char *root;
+
+        return asprintf(&root, "%s/runtime", a->state_dir) < 0 ? NULL : root;
+}
+
+void agent_ctr_kill(struct agent *a, struct ctr *c) {
+        _cleanup_free_ char *root = c->runtime ? agent_runtime_root(a) : NULL;
+
+        /* Killing a runtime's monitor would leave the container running: the runtime kills it. */
+        if (root && runtime_kill(c->runtime, root, c->name, SIGKILL, NULL) == 0)
+                return;
+        agent_ctr_signal(c, SIGKILL);
+}
+
 int agent_add_waiter(struct ctr *c, int conn) {
         for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
                 if (c->waiters[i] < 0) {
@@ -191,6 +208,11 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         if (c->timer >= 0) {
                 unwatch(a, c->timer);
                 closep(&c->timer);
+        }
+        if (c->runtime) {
+                _cleanup_free_ char *root = agent_runtime_root(a);
+                if (root)
+                        (void)runtime_delete(c->runtime, root, c->name, NULL);
         }
         if (c->detached)
                 (void)cgroup_remove(a->cgroup_root, c->cgroup);
@@ -220,7 +242,7 @@ static void ctr_timer(struct agent *a, struct ctr *c) {
         (void)!read(c->timer, &n, sizeof(n));
         if (!c->stopping)
                 c->timed_out = true; /* a run's --timeout; a stop's grace ends the same way */
-        agent_ctr_signal(c, SIGKILL);
+        agent_ctr_kill(a, c);
 }
 
 /* ---- exec jobs ---------------------------------------------------------------- */
@@ -287,7 +309,7 @@ static void conn_gone(struct agent *a, int fd) {
                         if (c->waiters[i] == fd) {
                                 c->waiters[i] = -EBADF;
                                 if (!c->detached)
-                                        agent_ctr_signal(c, SIGKILL);
+                                        agent_ctr_kill(a, c);
                         }
         for (struct job *j = a->jobs; j; j = j->next)
                 if (j->conn == fd) {

@@ -270,8 +270,7 @@ static bool needs_v1_view(const char *runtime) {
 static void hide_unified(void) {
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, CGROUP_ROOT, NULL, MS_SLAVE, NULL) < 0 ||
             umount2(CGROUP_ROOT "/unified", MNT_DETACH) < 0)
-                dprintf(STDERR_FILENO, "kubemount: runtime %s: hide %s/unified: %s\n", "crun", CGROUP_ROOT,
-                        strerror(errno));
+                dprintf(STDERR_FILENO, "kubemount: runtime: hide %s/unified: %s\n", CGROUP_ROOT, strerror(errno));
 }
 
 /* In the child: stdio onto 0-2 (they may overlap), the rest closed, then the runtime. */
@@ -281,14 +280,14 @@ static _Noreturn void exec_runtime(const char *const *argv, const int stdio[3], 
 
         reset_signals();
         (void)setsid();
-        if (v1_view)
-                hide_unified();
         for (int i = 0; i < 3; i++)
                 moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3);
         for (int i = 0; i < 3; i++)
                 if (moved[i] < 0 || dup2(moved[i], i) < 0)
                         _exit(125);
         close_fds(NULL, 0);
+        if (v1_view)
+                hide_unified();
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         execv(argv[0], (char *const *)argv);
@@ -500,6 +499,7 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
         struct km_error child_err = {};
         sigset_t all, old;
         int fds[2], r, status;
+        ssize_t n;
         pid_t pid;
 
         r = check_request(rq->runtime, rq->root, rq->id, err);
@@ -524,7 +524,9 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
         if (r < 0)
                 return km_error_set(err, r, "runtime %s run %s: fork the monitor", rq->runtime, rq->id);
         closep(&report_wr);
-        if (read(report_rd, &child_err, sizeof(child_err)) != sizeof(child_err))
+        while ((n = read(report_rd, &child_err, sizeof(child_err))) < 0 && errno == EINTR)
+                ;
+        if (n != sizeof(child_err))
                 child_err = (struct km_error){ -EIO, "the container's monitor died while starting the runtime" };
         if (child_err.code < 0) {
                 (void)wait_status(pid, &status);

@@ -11,17 +11,25 @@
  * copies a detached container's output into the bounded log (init_run),
  * forwards signals to the runtime, which forwards them to the container, and
  * exits with the runtime's status.  crun and runc exit with the container's
- * status, 128 + N when it was killed by signal N, and 1 (sometimes another
- * small number) for their own errors, after a message on stderr; 127/126
- * mean the runtime itself could not be executed.
+ * status, 128 + N when it was killed by signal N, and 1 for their own errors
+ * (a message on stderr), a command that cannot be executed included (not
+ * 127/126 as with the embedded launcher); 127/126 mean the runtime itself
+ * could not be executed.
+ *
+ * On a hybrid cgroup host (v1 hierarchies, cgroup2 at /sys/fs/cgroup/unified)
+ * crun refuses to create containers; `crun run` is then given a mount
+ * namespace of its own where /sys/fs/cgroup is a slave and unified is
+ * unmounted, the rest shared with the caller's (rshared binds propagate).
  *
  * Unlike with the embedded launcher, the command is the container's PID 1:
  * a signal it has no handler for (SIGTERM) does not end it.  Stop with
  * runtime_kill(SIGKILL), and after the monitor is gone call runtime_delete(),
  * which is a stat when the runtime cleaned up after itself.
  *
- * Every call runs the runtime in the caller's mount namespace and needs a
- * single-threaded caller (fork).
+ * Every call runs the runtime in the caller's mount namespace (but see
+ * above) and needs a single-threaded caller (fork).  The runtime gets stdio
+ * on 0-2 and no other fd of the caller, default signal dispositions and an
+ * empty signal mask, and a session of its own.
  */
 #pragma once
 
@@ -49,11 +57,15 @@ struct runtime_request {
         const char *root;    /* the runtime's --root state directory (absolute), e.g. STATE_DIR/runtime */
         const char *bundle;  /* absolute path of the bundle directory */
         const char *id;
-        int stdio[3];        /* the container's stdin, stdout, stderr */
-        int log_dir_fd;      /* >= 0 (detached): stdout and stderr go through the monitor into LOG_DIR/log */
-        int cgroup_root_fd;  /* with cgroup_name: the monitor's cgroups (the runtime nests the container's
-                                below them, see the report); -EBADF: the caller's */
+        int stdio[3];       /* the container's stdin, stdout, stderr */
+        int log_dir_fd;     /* >= 0 (detached): stdout and stderr go through the monitor into LOG_DIR/log */
+        int cgroup_root_fd; /* with cgroup_name: the monitor's and the runtime's cgroups; -EBADF: the caller's */
         const char *cgroup_name;
+        /*
+         * The container itself goes where config.json's linux.cgroupsPath
+         * says; without one, runc makes ID below its own cgroup (so below
+         * cgroup_name) and crun makes /ID at the root of every hierarchy.
+         */
 };
 
 /*

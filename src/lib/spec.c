@@ -790,7 +790,9 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             (!in->host_network &&
              append(json_object_get(linux_, "namespaces"), json_pack("{s:s}", "type", "network")) < 0) ||
             set(linux_, "rootfsPropagation", json_string(shared ? "rshared" : "rslave")) < 0 ||
-            set(linux_, "seccomp", seccomp_default_profile()) < 0) {
+            set(linux_, "seccomp", seccomp_default_profile()) < 0 ||
+            /* No device cgroup, as the embedded launcher has none: runc denies every device otherwise. */
+            set(linux_, "resources", json_pack("{s:[{s:b, s:s}]}", "devices", "allow", 1, "access", "rwm")) < 0) {
                 km_error_set(err, -ENOMEM, "vcs: building config.json");
                 return NULL;
         }

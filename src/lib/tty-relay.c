@@ -68,12 +68,10 @@ void tty_relay_stop(struct tty_relay *t) {
         t->restore = false;
 }
 
-int tty_open_in(int proc_fd, pid_t pid, int *ret_master, int *ret_slave) {
-        char path[64];
+static int tty_open_at(int dirfd, const char *ptmx, int *ret_master, int *ret_slave) {
         int unlock = 0, master, slave;
 
-        snprintf(path, sizeof(path), "%d/root/dev/pts/ptmx", (int)pid);
-        master = openat(proc_fd, path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        master = openat(dirfd, ptmx, O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (master < 0)
                 return -errno;
         if (ioctl(master, TIOCSPTLCK, &unlock) < 0 || (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
@@ -84,4 +82,15 @@ int tty_open_in(int proc_fd, pid_t pid, int *ret_master, int *ret_slave) {
         *ret_master = master;
         *ret_slave = slave;
         return 0;
+}
+
+int tty_open_in(int proc_fd, pid_t pid, int *ret_master, int *ret_slave) {
+        char path[64];
+
+        snprintf(path, sizeof(path), "%d/root/dev/pts/ptmx", (int)pid);
+        return tty_open_at(proc_fd, path, ret_master, ret_slave);
+}
+
+int tty_open_host(int *ret_master, int *ret_slave) {
+        return tty_open_at(AT_FDCWD, "/dev/ptmx", ret_master, ret_slave);
 }

@@ -24,3 +24,5 @@ void tty_relay_stop(struct tty_relay *t);
 
 /* In the agent: a new terminal in the devpts the container's /dev/pts is (through /proc/PID/root). */
 int tty_open_in(int proc_fd, pid_t pid, int *ret_master, int *ret_slave);
+/* A new terminal of the caller's /dev/ptmx. */
+int tty_open_host(int *ret_master, int *ret_slave);

@@ -22,7 +22,7 @@ extern char **environ;
 #define AGENT_IDLE_EXIT_S 300
 
 struct km_vcs {
-        char *rootfs, *name, *cwd;
+        char *rootfs, *name, *cwd, *runtime;
         char **args, **env;
         size_t n_env;
         struct vcs_bind *binds;
@@ -45,6 +45,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         free(v->rootfs);
         free(v->name);
         free(v->cwd);
+        free(v->runtime);
         km_strv_free(v->args);
         km_strv_free(v->env);
         for (size_t i = 0; i < v->n_binds; i++) {
@@ -138,6 +139,10 @@ KM_EXPORT int km_vcs_add_mount(struct km_vcs *v, const char *source, const char 
         return 0;
 }
 
+KM_EXPORT int km_vcs_set_runtime(struct km_vcs *v, const char *runtime) {
+        return set_string(&v->runtime, runtime && streq(runtime, "embedded") ? NULL : runtime);
+}
+
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
         v->host_network = host;
 }
@@ -190,7 +195,7 @@ KM_EXPORT int km_agent_new(const char *state_dir, const char *host_mount_ns, str
                 state_dir = getenv("KUBEMOUNT_STATE_DIR");
         if (!host_mount_ns)
                 host_mount_ns = getenv("KUBEMOUNT_HOST_MOUNT_NS");
-        if (!a || !(a->state_dir = strdup(state_dir && *state_dir ? state_dir : STATE_DIR_DEFAULT)) ||
+        if (!a || !(a->state_dir = path_absolute(state_dir && *state_dir ? state_dir : STATE_DIR_DEFAULT)) ||
             (host_mount_ns && !(a->host_ns = strdup(host_mount_ns)))) {
                 km_agent_free(a);
                 return -ENOMEM;
@@ -209,9 +214,11 @@ KM_EXPORT void km_agent_free(struct km_agent *a) {
 
 KM_EXPORT int km_agent_serve(const char *state_dir, int idle_exit_s, int ready_fd, struct km_error *err) {
         const char *env = getenv("KUBEMOUNT_STATE_DIR");
-        struct agent_options o = { state_dir ? state_dir : env && *env ? env : STATE_DIR_DEFAULT, idle_exit_s, ready_fd };
+        /* Absolute: a runtime's bundle path is derived from it. */
+        _cleanup_free_ char *dir = path_absolute(state_dir ? state_dir : env && *env ? env : STATE_DIR_DEFAULT);
+        struct agent_options o = { dir, idle_exit_s, ready_fd };
 
-        return agent_run(&o, err);
+        return dir ? agent_run(&o, err) : -ENOMEM;
 }
 
 struct connect_args {
@@ -379,8 +386,8 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
         sock = agent_connect(a, err);
         if (sock < 0)
                 return sock;
-        req = json_pack("{s:s, s:O, s:b, s:i, s:s?}", "op", "run", "config", config, "detach", detach, "timeout_ms",
-                        v->timeout_ms, "name", v->name);
+        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
+                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime);
         if (!req)
                 return -ENOMEM;
         r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
