@@ -567,7 +567,7 @@ static int make_small_root(struct km_error *err) {
         mnt = km_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (mnt < 0)
                 return km_error_set(err, mnt, "template: tmpfs");
-        if (mkdirat(mnt, STAGE + 1, 0700) < 0)
+        if (mkdirat(mnt, &STAGE[1], 0700) < 0)
                 return km_error_set(err, -errno, "template: mkdir %s", STAGE);
         r = km_move_mount(mnt, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH);
         if (r < 0)

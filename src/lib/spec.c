@@ -688,8 +688,8 @@ static int vcs_validate(const struct vcs_inputs *in, struct km_error *err) {
                 return fail(err, -EINVAL, AT(&VCS, "cwd"), "must not be below /proc");
         if (in->hostname && (why = hostname_why(in->hostname)))
                 return fail(err, -EINVAL, AT(&VCS, "hostname"), "%s", why);
-        if (in->n_binds > max_binds || (in->n_binds > 0 && !in->binds))
-                return fail(err, -E2BIG, AT(&VCS, "binds"), "more than %zu entries", max_binds);
+        if (in->n_binds > (in->binds ? max_binds : 0)) /* a NULL array holds none */
+                return fail(err, -E2BIG, AT(&VCS, "binds"), "%zu entries, at most %zu", in->n_binds, max_binds);
         for (size_t i = 0; i < in->n_binds; i++) {
                 const struct at *b = AT_I(AT(&VCS, "binds"), i);
                 unsigned long p = in->binds[i].propagation;
@@ -767,9 +767,8 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
 
         if (vcs_validate(in, err) < 0)
                 return NULL;
-        for (char *c = text; c && *c; c++)
-                if (*c == '\'')
-                        *c = '"';
+        for (char *c = text; c && (c = strchr(c, '\'')); c++)
+                *c = '"';
         root = text ? json_loads(text, 0, NULL) : NULL;
         json_unpack(root, "{s:o, s:o, s:o}", "process", &process, "mounts", &mounts, "linux", &linux_);
         caps = json_object_get(process, "capabilities");
