@@ -18,6 +18,7 @@
 #include "agent-internal.h"
 #include <stddef.h>
 #include "cgroup.h"
+#include "init.h"
 #include "launch.h"
 #include "proto.h"
 #include "runtime.h"
@@ -406,6 +407,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         if (flock(a.lock_fd, LOCK_EX | LOCK_NB) < 0)
                 return km_error_set_plain(err, -EALREADY, "agent: another agent serves %s", o->state_dir);
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+        init_title_prepare();
         a.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
         a.host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,6 +39,37 @@ static bool log_copy(struct log *l) {
         if (l->out >= 0 && write(l->out, buf, n) == n)
                 l->size += n;
         return true;
+}
+
+static char *title_start;
+static size_t title_size;
+
+void init_title_prepare(void) {
+        char buf[2048], *p;
+        unsigned long start, end;
+        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return;
+        buf[n] = '\0';
+        p = strrchr(buf, ')'); /* comm may hold spaces: fields count from here (field 3 on) */
+        for (int field = 2; p && field < 48; field++)
+                p = strchr(p + 1, ' ');
+        if (p && sscanf(p + 1, "%lu %lu", &start, &end) == 2 && end > start) {
+                title_start = (char *)start;
+                title_size = end - start;
+        }
+}
+
+void init_title(const char *title) {
+        (void)prctl(PR_SET_NAME, title);
+        if (!title_start)
+                return;
+        memset(title_start, 0, title_size);
+        memcpy(title_start, title, strnlen(title, title_size - 1));
 }
 
 _Noreturn void init_run(const struct init_config *c) {

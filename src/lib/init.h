@@ -16,5 +16,14 @@ struct init_config {
         int log_dir_fd; /* where "log" and "log.1" are written */
 };
 
+/*
+ * A forked helper's name in ps and /proc/PID/cmdline: it would show the
+ * agent's command line, and `pkill -f "kubemount agent"` would kill every
+ * container.  init_title_prepare() finds where the command line lies (once,
+ * with /proc); init_title() rewrites it in place and sets the comm name.
+ */
+void init_title_prepare(void);
+void init_title(const char *title);
+
 /* Call with every signal blocked; never returns. */
 _Noreturn void init_run(const struct init_config *c);

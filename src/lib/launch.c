@@ -411,9 +411,27 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         /* init_run() takes signals through a signalfd; the command gets the mask cleared. */
         sigfillset(&all);
         sigprocmask(SIG_BLOCK, &all, NULL);
+        /* Only what we need: the agent's socket, lock and directories must not live on in us. */
+        {
+                size_t n = 0;
+                int *keep = malloc(sizeof(int) * (p->trees->n + 8));
+
+                if (!keep)
+                        _exit(125);
+                keep[n++] = p->report;
+                keep[n++] = p->go;
+                keep[n++] = p->trees->root;
+                keep[n++] = p->rq->log_dir_fd;
+                for (int i = 0; i < 3; i++)
+                        keep[n++] = p->rq->stdio[i];
+                for (size_t i = 0; i < p->trees->n; i++)
+                        keep[n++] = p->trees->binds[i];
+                close_all_but(keep, n);
+                free(keep);
+        }
         /* The container must not read our memory or fds (we hold a state dir fd), nor /proc/1/exe. */
         (void)prctl(PR_SET_DUMPABLE, 0);
-        (void)prctl(PR_SET_NAME, "kubemount-init");
+        init_title("kubemount-init");
         if (read(p->go, &c, 1) != 1)
                 _exit(125);
         r = setup_mounts(s, p->trees, &err);
@@ -644,8 +662,12 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                 int status;
                 pid_t child;
 
+                int keep[ELEMENTSOF(order) + 3] = { rq->stdio[0], rq->stdio[1], rq->stdio[2] };
+
                 if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
                         (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
+                memcpy(keep + 3, ns, sizeof(ns));
+                close_all_but(keep, ELEMENTSOF(keep));
                 for (size_t i = 0; i < ELEMENTSOF(order); i++)
                         if (setns(ns[i], order[i].type) < 0)
                                 fail(125, "enter the container", strerror(errno));

@@ -449,7 +449,7 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
         pid_t child = -1;
 
         reset_signals(); /* they stay blocked: init_run() reads them from a signalfd */
-        (void)prctl(PR_SET_NAME, "kubemount-mon");
+        init_title("kubemount-mon");
         (void)setsid();
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
                 (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &warn);

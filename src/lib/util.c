@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small string and I/O helpers. */
 #include <limits.h>
+#include <sys/syscall.h>
 
 #include "util.h"
 
@@ -115,4 +116,23 @@ bool host_helper_exists(const char *kind, const char *fstype) {
                         return true;
         }
         return false;
+}
+
+static int cmp_int(const void *a, const void *b) {
+        return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+void close_all_but(int *keep, size_t n) {
+        int *sorted = keep;
+        unsigned from = 3;
+
+        qsort(sorted, n, sizeof(int), cmp_int);
+        for (size_t i = 0; i < n; i++) {
+                if (sorted[i] < (int)from)
+                        continue;
+                if ((unsigned)sorted[i] > from)
+                        (void)syscall(SYS_close_range, from, (unsigned)sorted[i] - 1, 0U);
+                from = (unsigned)sorted[i] + 1;
+        }
+        (void)syscall(SYS_close_range, from, ~0U, 0U);
 }

@@ -99,6 +99,13 @@ char **argv_copy(int argc, char *const *argv);
 /* Whether the host has /sbin/KIND.FSTYPE or /usr/sbin/KIND.FSTYPE (KIND: "mount", "umount"). */
 bool host_helper_exists(const char *kind, const char *fstype);
 
+/*
+ * Closes every fd from 3 up except those in keep (sorted in place): a forked
+ * helper that outlives its parent must not hold the parent's sockets, locks
+ * and directories (another agent could not start, clients would hang).
+ */
+void close_all_but(int *keep, size_t n);
+
 /* Text helpers (util.c). */
 char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
