@@ -10,6 +10,7 @@
  *   bench_query.c     P3 (mount-point queries), the mount-table read audit
  *   bench_umount_r.c  P4 (umount -R), also with an umount helper installed
  *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
+ *   bench_vcs.c       P2, P2b (kubemount run vs crun/runc run), P6 (memory per container)
  */
 #ifndef KUBEMOUNT_BENCH_H
 #define KUBEMOUNT_BENCH_H
@@ -26,6 +27,7 @@ struct bench_options {
         const char *floor; /* kubemount-bench-floor, libc only */
         const char *shim;  /* nsenter-compat's nsenter (P5) */
         const char *markdown; /* also write the table as markdown here */
+        const char *rootfs;   /* a container root filesystem (P2, P2b, P6), NULL: skip them */
         long mounts;          /* the large case: host mounts / tree size */
         long peer_sizes[4];   /* util-linux umount -R tree sizes */
         size_t n_peer_sizes;
@@ -116,5 +118,11 @@ void bench_audit(void);
 void bench_p4(void);                           /* bench_umount_r.c */
 void bench_p4_helper(void);
 void bench_p5(const char *label, long mounts, long n, bool large); /* bench_shim.c */
+void vcs_init(void);          /* bench_vcs.c; before the sandbox */
+void vcs_cleanup_outer(void); /* after it: cgroups an interrupted run left */
+bool vcs_setup(void);         /* in the sandbox: bundles, the agent */
+void vcs_teardown(void);      /* containers, the agent, cgroups */
+void bench_p2(const char *label, long n, bool large);
+void bench_p6(int n);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -27,7 +28,7 @@ struct bench_options opt = {
         .scale = 1.0,
 };
 
-/* Whether benchmark name (startup, p1, p1b, p3, p4, p5, audit, helper) is selected. */
+/* Whether benchmark name (startup, p1, p1b, p2, p2b, p3, p4, p5, p6, audit, helper) is selected. */
 static bool want(const char *name) {
         size_t n = strlen(name);
         for (const char *p = opt.only; p && *p;) {
@@ -44,6 +45,7 @@ static bool want(const char *name) {
 
 /* Runs inside the sandbox (namespaces A and B set up); returns the exit status. */
 static int run_benchmarks(void) {
+        bool vcs = false;
         long base;
 
         print_header();
@@ -59,6 +61,12 @@ static int run_benchmarks(void) {
                         bench_p1(label, iters(100));
                 if (want("p1b"))
                         bench_p1b(label, iters(2000));
+                if (!errors && (want("p2") || want("p2b") || want("p6")))
+                        vcs = vcs_setup();
+                if (!errors && vcs && (want("p2") || want("p2b")))
+                        bench_p2(label, iters(100), false);
+                if (!errors && vcs && want("p6"))
+                        bench_p6(20);
         }
         if (!errors && want("p5") && !opt.shim) {
                 if (opt.only)
@@ -86,7 +94,8 @@ static int run_benchmarks(void) {
                 goto done;
 
         /* ---- the large host ---- */
-        if (want("p1") || want("p1b") || want("p3") || want("audit") || want("helper") || (want("p5") && opt.shim)) {
+        if (want("p1") || want("p1b") || want("p3") || want("audit") || want("helper") || (want("p5") && opt.shim) ||
+            (vcs && want("p2b"))) {
                 char root[512], label[64];
                 double t;
 
@@ -109,6 +118,8 @@ static int run_benchmarks(void) {
                         bench_audit();
                 if (!errors && want("p5") && opt.shim)
                         bench_p5(label, count_mounts(), iters(opt.quick ? 10 : 30), true);
+                if (!errors && vcs && want("p2b"))
+                        bench_p2(label, iters(opt.quick ? 10 : 40), true);
                 if (!errors && want("helper") && helper_on()) {
                         snprintf(label, sizeof(label), "[%ld mounts, umount.* helper on host]", count_mounts());
                         bench_p1b(label, iters(opt.quick ? 5 : 15));
@@ -128,6 +139,7 @@ static int run_benchmarks(void) {
                 bench_p4_helper();
 
 done:
+        vcs_teardown();
         print_report();
         fflush(stdout);
         return errors ? 1 : 0;
@@ -136,10 +148,13 @@ done:
 static void usage(void) {
         puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH]\n"
              "                       [--mounts N] [--peer-sizes N,M] [--scale X] [--quick] [--no-audit]\n"
-             "                       [--only startup,p1,p1b,p3,p4,p5|shim,audit,helper] [--markdown FILE]\n"
+             "                       [--rootfs DIR] [--markdown FILE]\n"
+             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,audit,helper]\n"
              "Times kubemount (and nsenter-compat's nsenter, P5) against mount(8), umount(8),\n"
-             "nsenter and findmnt in a throwaway mount+PID namespace (root only).  Exit 0 when\n"
-             "all benchmarks ran, 1 on an error, 77 when not root.");
+             "nsenter and findmnt, and kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
+             "tests/lib/rootfs.sh) against crun run and runc run, in a throwaway mount+PID\n"
+             "namespace (root only).  Exit 0 when all benchmarks ran, 1 on an error, 77 when\n"
+             "not root.");
 }
 
 int main(int argc, char **argv) {
@@ -154,6 +169,7 @@ int main(int argc, char **argv) {
                 { "no-audit", no_argument, NULL, 'A' },
                 { "only", required_argument, NULL, 'O' },
                 { "markdown", required_argument, NULL, 'm' },
+                { "rootfs", required_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -202,6 +218,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'm':
                         opt.markdown = optarg;
+                        break;
+                case 'r':
+                        opt.rootfs = optarg;
                         break;
                 case 'h':
                         usage();
@@ -257,6 +276,15 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "kubemount-bench: --nsenter-compat: not an executable\n");
                 return 2;
         }
+        if (opt.rootfs) {
+                struct stat st;
+                char *abs = realpath(opt.rootfs, NULL);
+                if (!abs || stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        fprintf(stderr, "kubemount-bench: --rootfs %s: not a directory\n", opt.rootfs);
+                        return 2;
+                }
+                opt.rootfs = abs;
+        }
         {
                 char *abs = realpath(opt.kubemount, NULL);
                 if (!abs || access(abs, X_OK) < 0) {
@@ -265,5 +293,10 @@ int main(int argc, char **argv) {
                 }
                 opt.kubemount = abs;
         }
-        return sandbox_run(run_benchmarks);
+        vcs_init();
+        {
+                int status = sandbox_run(run_benchmarks);
+                vcs_cleanup_outer();
+                return status;
+        }
 }
