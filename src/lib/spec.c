@@ -783,7 +783,8 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             set(caps, "bounding", strings(NULL)) < 0 || set(caps, "effective", strings(NULL)) < 0 ||
             set(caps, "permitted", strings(NULL)) < 0 ||
             set(root, "root", json_pack("{s:s, s:b}", "path", in->rootfs, "readonly", in->rootfs_readonly)) < 0 ||
-            set(root, "hostname", json_string(in->hostname ? in->hostname : "kubemount")) < 0 ||
+            /* By default the node's own name: NFSv4 clients identify themselves by it. */
+            (in->hostname ? set(root, "hostname", json_string(in->hostname)) : json_object_del(root, "hostname")) < 0 ||
             (in->host_dev && json_array_set_new(mounts, 1, bind_json(&host_dev)) < 0) ||
             (in->host_dev && json_object_del(linux_, "devices") < 0) ||
             (!in->host_network &&

@@ -97,7 +97,7 @@ struct vcs_inputs {
         char *const *args;   /* the command, NULL-terminated, non-empty */
         char *const *env;    /* extra "K=V" (NULL or NULL-terminated); PATH and HOME have defaults */
         const char *cwd;     /* NULL = "/" */
-        const char *hostname; /* NULL = "kubemount" */
+        const char *hostname; /* NULL: the node's (the UTS namespace starts as a copy) */
         const struct vcs_bind *binds;
         size_t n_binds;
         bool host_network; /* else a new, empty network namespace */

@@ -52,16 +52,16 @@ is "$RC" 137 "killed by SIGKILL: exit 128+9"
 run vcs_run -- sh -c 'kill -TERM $$'
 is "$RC" 143 "killed by SIGTERM: exit 128+15"
 
-# ---- kubemount's own errors: 125 and "kubemount run: " ----
+# ---- kubemount's own errors: 125 and "kubemount: run: " ----
 run km run --rootfs "$NODE/no-such-rootfs" -- true
 is "$RC" 125 "a missing --rootfs: exit 125"
-like "$ERR" "^kubemount run: " "... message starts with 'kubemount run: '"
+like "$ERR" "^kubemount: run: " "... message starts with 'kubemount: run: '"
 like "$ERR" "no-such-rootfs" "... and names the directory"
 run km run --rootfs "$ROOTFS"
 is "$RC" 125 "no command: exit 125"
 run vcs_run --no-such-option -- true
 is "$RC" 125 "an unknown option: exit 125"
-like "$ERR" "^kubemount run: " "... message starts with 'kubemount run: '"
+like "$ERR" "^kubemount: run: " "... message starts with 'kubemount: run: '"
 run vcs_run --mount "$NODE/no-such-source:/mnt" -- true
 is "$RC" 125 "a --mount whose source is missing: exit 125"
 like "$ERR" "no-such-source" "... and the message names it"
@@ -172,9 +172,9 @@ run vcs_run --read-only -- sh -c "$VCS_GUARD"'touch /etc/km-written 2>/dev/null 
 unlike "$OUT" "written" "--read-only: the image cannot be written"
 check_fails "... nothing was written into the image" test -e "$ROOTFS/etc/km-written"
 
-# ---- -t ----
-run vcs_run -t -- sh -c '[ -t 1 ] && echo on-a-tty'
-like "$OUT" "on-a-tty" "-t: the command's output is a terminal"
+# ---- -t: exec's (a terminal of the container's own devpts); run has none ----
+run vcs_run -t -- true
+is "$RC" 125 "run -t: refused (a terminal is exec -t's)"
 
 # ---- twice, and ten at once ----
 run vcs_run --name twice -- echo first

@@ -614,7 +614,10 @@ static void check_spec_is_inputs(const struct container_spec *s, const struct vc
         assert_non_null(env_get(s->env, "PATH"));
         assert_string_equal(env_get(s->env, "HOME"), "/root");
         assert_string_equal(s->cwd, in->cwd ? in->cwd : "/");
-        assert_string_equal(s->hostname, in->hostname ? in->hostname : "kubemount");
+        if (in->hostname)
+                assert_string_equal(s->hostname, in->hostname);
+        else
+                assert_null(s->hostname); /* the node's own name */
         assert_string_equal(s->root_path, in->rootfs);
         assert_true(s->root_readonly == in->rootfs_readonly && s->terminal == in->terminal);
         assert_true(s->uid == 0 && s->gid == 0 && s->n_additional_gids == 0 && s->no_new_privileges);
