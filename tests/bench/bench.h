@@ -85,6 +85,8 @@ extern char *NSENTER, *MOUNT, *UMOUNT, *FINDMNT; /* util-linux, absolute paths *
 char **make_env(const char *extra1, const char *extra2);
 void show_errlog(void);
 int run_env(char *const argv[], char **envp, int out_fd);
+/* The same with stderr to err_fd (-1: the log); stdin is /dev/null. */
+int run_fds(char *const argv[], char **envp, int out_fd, int err_fd);
 bool run_ok(char *const argv[]);
 char *capture(char *const argv[], char **envp);
 bool have_program(const char *name);

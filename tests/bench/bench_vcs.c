@@ -70,35 +70,9 @@ static char *program_path(const char *name) {
         return NULL;
 }
 
-/* argv (absolute path) with stdin /dev/null, stdout out_fd or /dev/null, stderr err_fd or the log. */
-static int spawn_wait(char *const argv[], char **envp, int out_fd, int err_fd) {
-        posix_spawn_file_actions_t fa;
-        pid_t pid;
-        int status, r;
-
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        if (out_fd >= 0)
-                posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-        else
-                posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, err_fd >= 0 ? err_fd : errlog_fd, 2);
-        r = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
-        posix_spawn_file_actions_destroy(&fa);
-        if (r != 0) {
-                fail("spawn %s: %s", argv[0], strerror(r));
-                return -1;
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -1;
-        if (WIFEXITED(status))
-                return WEXITSTATUS(status);
-        return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
 
 static bool km_ok(char *const argv[]) {
-        int st = spawn_wait(argv, env_vcs, -1, -1);
+        int st = run_fds(argv, env_vcs, -1, -1);
         if (st != 0) {
                 fail("kubemount %s %s ... exited %d", argv[1], argv[2] ? argv[2] : "", st);
                 show_errlog();
@@ -397,7 +371,7 @@ void vcs_teardown(void) {
                         char *rm[] = { (char *)km(), (char *)"rm", (char *)"-f",
                                        (char *)json_string_value(json_object_get(c, "name")), NULL };
                         if (rm[3])
-                                spawn_wait(rm, env_vcs, -1, -1);
+                                run_fds(rm, env_vcs, -1, -1);
                 }
                 json_decref(list);
         }
@@ -454,7 +428,7 @@ static int peer_try(const char *runtime, const char *root, const char *dir, int 
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         peer_argv(argv, runtime, root, dir, id);
         enter(ns);
-        st = spawn_wait(argv, env_plain, -1, fd);
+        st = run_fds(argv, env_plain, -1, fd);
         enter(ns_a);
         if (fd >= 0)
                 close(fd);
@@ -552,7 +526,7 @@ static void peers_tidy(int ns_c) {
                                 continue;
                         left++;
                         enter(k == 0 ? ns_c : ns_a);
-                        spawn_wait(argv, env_plain, -1, -1);
+                        run_fds(argv, env_plain, -1, -1);
                         enter(ns_a);
                 }
                 if (d)
@@ -641,7 +615,7 @@ void bench_p2(const char *label, long n, bool large) {
                         }
                         enter(k == K_CRUN ? ns_c : ns_a);
                         t = now();
-                        st = spawn_wait(argv[k], k == K_KM ? env_vcs : env_plain, -1, -1);
+                        st = run_fds(argv[k], k == K_KM ? env_vcs : env_plain, -1, -1);
                         v[k][i] = now() - t;
                         enter(ns_a);
                         if (k == K_CRUN || k == K_RUNC)

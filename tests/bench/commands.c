@@ -51,18 +51,22 @@ void show_errlog(void) {
         }
 }
 
-/* Spawns argv (PATH searched), waits, returns the exit status (or -1). */
-int run_env(char *const argv[], char **envp, int out_fd) {
+/*
+ * Spawns argv (PATH searched) with stdin /dev/null, stdout out_fd or
+ * /dev/null, stderr err_fd or the log; waits; returns the exit status (or -1).
+ */
+int run_fds(char *const argv[], char **envp, int out_fd, int err_fd) {
         posix_spawn_file_actions_t fa;
         pid_t pid;
         int status, r;
 
         posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
         if (out_fd >= 0)
                 posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
         else
                 posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, errlog_fd, 2);
+        posix_spawn_file_actions_adddup2(&fa, err_fd >= 0 ? err_fd : errlog_fd, 2);
         r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         if (r != 0) {
@@ -75,6 +79,10 @@ int run_env(char *const argv[], char **envp, int out_fd) {
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
         return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int run_env(char *const argv[], char **envp, int out_fd) {
+        return run_fds(argv, envp, out_fd, -1);
 }
 
 static int run(char *const argv[]) {
