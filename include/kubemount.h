@@ -260,6 +260,37 @@ int km_vcs_logs(struct km_agent *a, const char *name, int fds[2], struct km_erro
 /* Reconciles the state dir with the kernel; JSON text {"actions": [...]} (free()). */
 int km_vcs_gc(struct km_agent *a, const char *kubelet_dir, char **json, struct km_error *err);
 
+/* ---- VCS images: pull, import, list, remove (the store: $KUBEMOUNT_STORE_DIR or /var/lib/kubemount) ---- */
+
+/*
+ * Where and how: the store dir, the host mount namespace the store lives in
+ * (entered in-process, as for mounts), registries allowed over plain HTTP,
+ * extra CA directories (HOST:PORT/ca.crt), docker-style auth files, the
+ * platform to choose in an index, a terminal for progress.
+ */
+struct km_image_options;
+struct km_image_options *km_image_options_new(void);
+void km_image_options_free(struct km_image_options *o);
+int km_image_options_set_store_dir(struct km_image_options *o, const char *dir);
+int km_image_options_set_host_mount_ns(struct km_image_options *o, const char *ns_path);
+int km_image_options_add_insecure_registry(struct km_image_options *o, const char *host_port);
+int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir);
+int km_image_options_add_auth_file(struct km_image_options *o, const char *path);
+int km_image_options_set_platform(struct km_image_options *o, const char *os_arch_variant); /* "linux/arm64/v8" */
+void km_image_options_set_progress_fd(struct km_image_options *o, int fd);
+
+/* Each returns the image's record as JSON text (free()): {"ref", "manifest", "config", "rootfs", ...}. */
+int km_image_pull(const struct km_image_options *o, const char *ref, char **json, struct km_error *err);
+/* SOURCE: oci:DIR[:NAME], oci-archive:FILE[:NAME], rootfs:TARFILE (NAME required then). */
+int km_image_import(const struct km_image_options *o, const char *source, const char *name, char **json,
+                    struct km_error *err);
+/* {"images": [records]}. */
+int km_image_list(const struct km_image_options *o, char **json, struct km_error *err);
+/* Drops REF and what nothing else uses, sparing the root filesystems in keep_rootfs (live containers). */
+int km_image_remove(const struct km_image_options *o, const char *ref, char *const *keep_rootfs, struct km_error *err);
+/* The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as defaults. */
+int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o, struct km_error *err);
+
 #ifdef __cplusplus
 }
 #endif

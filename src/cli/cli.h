@@ -31,6 +31,17 @@ int cmd_stop(struct cli *cli, int argc, char **argv);
 int cmd_rm(struct cli *cli, int argc, char **argv);
 int cmd_logs(struct cli *cli, int argc, char **argv);
 int cmd_gc(struct cli *cli, int argc, char **argv);
+int cmd_pull(struct cli *cli, int argc, char **argv);
+int cmd_image(struct cli *cli, int argc, char **argv);
+int cmd_images(struct cli *cli, int argc, char **argv);
+int cmd_rmi(struct cli *cli, int argc, char **argv);
+
+/* The registry options shared by pull, image import and run --image (cmd-image.c). */
+#include <getopt.h>
+extern const struct option cli_image_long_options[];
+struct km_image_options *cli_image_options_new(struct cli *cli);
+/* 0 taken, 1 not an image option, < 0 invalid value. */
+int cli_image_option(struct km_image_options *o, int c, const char *arg);
 
 /* Prints "kubemount: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);

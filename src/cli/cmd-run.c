@@ -8,6 +8,7 @@
 
 static const char help[] =
         "Usage: kubemount run --rootfs DIR [OPTIONS] -- COMMAND [ARGS...]\n"
+        "       kubemount run --image REF [OPTIONS] [-- COMMAND [ARGS...]]\n"
         "\n"
         "Run volume client software (mount.nfs, sshfs, bindfs, mkfs.xfs, ...) from a\n"
         "root filesystem, in new mount, pid, uts and ipc namespaces, with the VCS\n"
@@ -18,6 +19,9 @@ static const char help[] =
         "\n"
         "Options:\n"
         "  --rootfs DIR           the root filesystem (a host path)\n"
+        "  --image REF            an image's instead, pulled when the store lacks it; its\n"
+        "                         Entrypoint+Cmd, Env and WorkingDir are the defaults\n"
+        "  --insecure-registry, --certs-dir, --authfile, --platform: as for pull\n"
         "  --name NAME            the container's name (default: generated)\n"
         "  -d, --detach           keep it running; print its name; output goes to\n"
         "                         'kubemount logs NAME'\n"
@@ -83,7 +87,8 @@ static int parse_timeout(const char *s, int *ms) {
 }
 
 int cmd_run(struct cli *cli, int argc, char **argv) {
-        static const struct option opts[] = {
+        static const struct option run_opts[] = {
+                { "image", required_argument, NULL, 'G' },
                 { "rootfs", required_argument, NULL, 'R' },  { "name", required_argument, NULL, 'n' },
                 { "detach", no_argument, NULL, 'd' },         { "mount", required_argument, NULL, 'm' },
                 { "env", required_argument, NULL, 'e' },      { "net", required_argument, NULL, 'N' },
@@ -91,16 +96,23 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 { "cwd", required_argument, NULL, 'w' },      { "timeout", required_argument, NULL, 'T' },
                 { "interactive", no_argument, NULL, 'i' },    { "runtime", required_argument, NULL, 'U' },
                 { "print-spec", no_argument, NULL, 'P' },     { "help", no_argument, NULL, 'h' },
-                {},
         };
+        struct option opts[ELEMENTSOF(run_opts) + 5];
+        struct km_image_options *io = cli_image_options_new(cli);
+        const char *image = NULL;
         struct km_vcs *v = km_vcs_new();
         struct km_agent *agent = NULL;
         struct km_error err = {};
         bool detach = false, interactive = false, print_spec = false;
         int c, r = 0, ms, status = -1;
 
-        if (!v)
+        memcpy(opts, run_opts, sizeof(run_opts));
+        memcpy(opts + ELEMENTSOF(run_opts), cli_image_long_options, sizeof(struct option) * 5);
+        if (!v || !io) {
+                km_vcs_free(v);
+                km_image_options_free(io);
                 return EXIT_RUN_FAILED;
+        }
         optind = 0;
         opterr = 0;
         while (r == 0 && (c = getopt_long(argc, argv, "+hde:w:i", opts, NULL)) >= 0) {
@@ -108,7 +120,11 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 case 'h':
                         fputs(help, stdout);
                         km_vcs_free(v);
+                        km_image_options_free(io);
                         return 0;
+                case 'G':
+                        image = optarg;
+                        break;
                 case 'R':
                         r = km_vcs_set_rootfs(v, optarg);
                         break;
@@ -153,19 +169,32 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                         r = km_vcs_set_runtime(v, optarg);
                         break;
                 default:
+                        if (c != '?' && (r = cli_image_option(io, c, optarg)) <= 0)
+                                break;
                         cli_error("run: unrecognized option '%s'", argv[optind - 1]);
                         km_vcs_free(v);
+                        km_image_options_free(io);
                         return EXIT_RUN_FAILED;
                 }
                 if (r < 0)
                         cli_error("run: %s: invalid value '%s'", argv[optind - 1], optarg ? optarg : "");
         }
-        if (r == 0 && optind >= argc) {
+        if (r == 0 && optind >= argc && !image) {
                 cli_error("run: no command given (kubemount run --rootfs DIR -- COMMAND)");
                 r = -EINVAL;
         }
-        if (r == 0)
+        if (r == 0 && optind < argc)
                 r = km_vcs_set_command(v, argv + optind);
+        if (r == 0 && image) {
+                km_image_options_set_progress_fd(io, STDERR_FILENO);
+                r = km_vcs_set_image(v, image, io, &err);
+                if (r < 0) {
+                        cli_error("run: image %s: %s", image, err.message);
+                        km_vcs_free(v);
+                        km_image_options_free(io);
+                        return EXIT_RUN_FAILED;
+                }
+        }
         if (r == 0 && print_spec) {
                 _cleanup_free_ char *json = km_vcs_config_json(v, &err);
                 if (json)
@@ -173,6 +202,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 else
                         cli_error("run: %s", err.message);
                 km_vcs_free(v);
+                km_image_options_free(io);
                 return json ? 0 : EXIT_RUN_FAILED;
         }
         if (r == 0)
@@ -193,6 +223,6 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
         }
         km_agent_free(agent);
         km_vcs_free(v);
-        (void)cli;
+        km_image_options_free(io);
         return r < 0 ? EXIT_RUN_FAILED : detach ? 0 : status < 0 ? EXIT_RUN_FAILED : status;
 }

@@ -114,6 +114,10 @@ static const struct {
         { "rm", cmd_rm },
         { "logs", cmd_logs },
         { "gc", cmd_gc },
+        { "pull", cmd_pull },
+        { "image", cmd_image },
+        { "images", cmd_images },
+        { "rmi", cmd_rmi },
 };
 
 int main(int argc, char **argv) {
@@ -121,6 +125,7 @@ int main(int argc, char **argv) {
                 { "host-mount-ns", required_argument, NULL, 'N' },
                 { "kubelet-dir", required_argument, NULL, 'K' },
                 { "state-dir", required_argument, NULL, 'S' },
+                { "store-dir", required_argument, NULL, 'I' },
                 { "json", no_argument, NULL, 'J' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -146,6 +151,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'S':
                         setenv("KUBEMOUNT_STATE_DIR", optarg, 1); /* the library's default, and the agent's */
+                        break;
+                case 'I':
+                        setenv("KUBEMOUNT_STORE_DIR", optarg, 1);
                         break;
                 case 'J':
                         cli.json = true;

@@ -14,8 +14,6 @@
 
 #include "util.h"
 
-/* jansson has json_decrefp() for cleanup attributes. */
-#define _cleanup_json_ _cleanup_(json_decrefp)
 
 /* One entry of "mounts". */
 struct spec_mount {

@@ -17,6 +17,7 @@ extern char **environ;
 #include "spec.h"
 #include "state.h"
 #include "tty-relay.h"
+#include "vcs-image.h"
 
 #define AGENT_START_TIMEOUT_MS 10000
 #define AGENT_IDLE_EXIT_S 300
@@ -25,6 +26,8 @@ struct km_vcs {
         char *rootfs, *name, *cwd, *runtime;
         char **args, **env;
         size_t n_env;
+        char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
+        char *image_cwd;
         struct vcs_bind *binds;
         size_t n_binds;
         bool host_network, host_dev, readonly;
@@ -48,6 +51,9 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         free(v->runtime);
         km_strv_free(v->args);
         km_strv_free(v->env);
+        km_strv_free(v->image_args);
+        km_strv_free(v->image_env);
+        free(v->image_cwd);
         for (size_t i = 0; i < v->n_binds; i++) {
                 free((char *)v->binds[i].source);
                 free((char *)v->binds[i].destination);
@@ -143,6 +149,39 @@ KM_EXPORT int km_vcs_set_runtime(struct km_vcs *v, const char *runtime) {
         return set_string(&v->runtime, runtime && streq(runtime, "embedded") ? NULL : runtime);
 }
 
+static char **json_strv(json_t *a) {
+        size_t i, n = json_array_size(a);
+        char **v;
+        json_t *e;
+
+        if (n == 0 || !(v = calloc(n + 1, sizeof(char *))))
+                return NULL;
+        json_array_foreach(a, i, e) if (!(v[i] = strdup(json_string_value(e) ?: ""))) {
+                km_strv_free(v);
+                return NULL;
+        }
+        return v;
+}
+
+KM_EXPORT int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o,
+                               struct km_error *err) {
+        _cleanup_json_ json_t *rec = NULL, *args = NULL;
+        int r = image_resolve_for_vcs(o, ref, &rec, err);
+
+        if (r < 0)
+                return r;
+        /* The image's Entrypoint and Cmd together, as a runtime runs them without a command given. */
+        args = json_copy(json_object_get(rec, "entrypoint"));
+        if (args)
+                json_array_extend(args, json_object_get(rec, "cmd"));
+        km_strv_free(v->image_args);
+        km_strv_free(v->image_env);
+        v->image_args = json_strv(args);
+        v->image_env = json_strv(json_object_get(rec, "env"));
+        r = set_string(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
+        return r < 0 ? r : set_string(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+}
+
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
         v->host_network = host;
 }
@@ -156,21 +195,41 @@ KM_EXPORT void km_vcs_set_timeout_ms(struct km_vcs *v, int timeout_ms) {
         v->timeout_ms = timeout_ms;
 }
 
+/* The image's environment, then ours (later entries win). */
+static char **merged_env(const struct km_vcs *v) {
+        size_t n = 0, k = 0;
+        char **env;
+
+        for (char **e = v->image_env; e && *e; e++)
+                n++;
+        env = calloc(n + v->n_env + 1, sizeof(char *));
+        for (char **e = v->image_env; env && e && *e; e++)
+                env[k++] = *e;
+        for (size_t i = 0; env && i < v->n_env; i++)
+                env[k++] = v->env[i];
+        return env;
+}
+
 static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
+        _cleanup_free_ char **env = merged_env(v); /* borrowed strings */
         struct vcs_inputs in = {
                 .rootfs = v->rootfs,
                 .rootfs_readonly = v->readonly,
-                .args = v->args,
-                .env = v->env,
-                .cwd = v->cwd,
+                .args = v->args ? v->args : v->image_args,
+                .env = env,
+                .cwd = v->cwd ? v->cwd : v->image_cwd,
                 .binds = v->binds,
                 .n_binds = v->n_binds,
                 .host_network = v->host_network,
                 .host_dev = v->host_dev,
         };
 
-        if (!v->rootfs || !v->args) {
-                km_error_set_plain(err, -EINVAL, "a VCS container needs a root filesystem and a command");
+        if (!env) {
+                km_error_set(err, -ENOMEM, "vcs");
+                return NULL;
+        }
+        if (!v->rootfs || !in.args) {
+                km_error_set_plain(err, -EINVAL, "a VCS container needs a root filesystem (or image) and a command");
                 return NULL;
         }
         return spec_generate_vcs(&in, err);

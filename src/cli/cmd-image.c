@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kubemount pull, images, rmi, image import: VCS images in the store. */
+#include <getopt.h>
+
+#include "cli.h"
+
+#define IMAGE_OPTIONS_HELP                                                                                  \
+        "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable)\n"             \
+        "  --certs-dir DIR        extra CAs: DIR/HOST:PORT/ca.crt (besides /etc/containers/certs.d\n"    \
+        "                         and /etc/docker/certs.d)\n"                                             \
+        "  --authfile FILE        docker-style config.json with credentials (repeatable; default:\n"     \
+        "                         $REGISTRY_AUTH_FILE, ~/.docker/config.json,\n"                          \
+        "                         /var/lib/kubelet/config.json)\n"                                        \
+        "  --platform OS/ARCH[/VARIANT]   the image to take from a multi-platform index\n"
+
+enum { OPT_INSECURE = 0x100, OPT_CERTS, OPT_AUTHFILE, OPT_PLATFORM, OPT_JSON };
+
+const struct option cli_image_long_options[] = {
+        { "insecure-registry", required_argument, NULL, OPT_INSECURE },
+        { "certs-dir", required_argument, NULL, OPT_CERTS },
+        { "authfile", required_argument, NULL, OPT_AUTHFILE },
+        { "platform", required_argument, NULL, OPT_PLATFORM },
+        {},
+};
+
+struct km_image_options *cli_image_options_new(struct cli *cli) {
+        struct km_image_options *o = km_image_options_new();
+
+        if (o && cli->host_ns && km_image_options_set_host_mount_ns(o, cli->host_ns) < 0) {
+                km_image_options_free(o);
+                return NULL;
+        }
+        return o;
+}
+
+int cli_image_option(struct km_image_options *o, int c, const char *arg) {
+        switch (c) {
+        case OPT_INSECURE:
+                return km_image_options_add_insecure_registry(o, arg);
+        case OPT_CERTS:
+                return km_image_options_set_certs_dir(o, arg);
+        case OPT_AUTHFILE:
+                return km_image_options_add_auth_file(o, arg);
+        case OPT_PLATFORM:
+                return km_image_options_set_platform(o, arg);
+        }
+        return 1; /* not an image option */
+}
+
+/* Options of pull and image import: the image ones, --json, -q, --help. */
+static int parse(struct cli *cli, struct km_image_options *o, int argc, char **argv, const char *help, bool *quiet) {
+        static const struct option extra[] = {
+                { "json", no_argument, NULL, OPT_JSON },
+                { "quiet", no_argument, NULL, 'q' },
+                { "help", no_argument, NULL, 'h' },
+        };
+        struct option opts[ELEMENTSOF(extra) + 5];
+        int c, r;
+
+        memcpy(opts, extra, sizeof(extra));
+        memcpy(opts + ELEMENTSOF(extra), cli_image_long_options, sizeof(struct option) * 5);
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+hq", opts, NULL)) >= 0) {
+                if (c == 'h') {
+                        fputs(help, stdout);
+                        return 1;
+                }
+                if (c == 'q' || c == OPT_JSON) {
+                        *(c == 'q' ? quiet : &cli->json) = true;
+                        continue;
+                }
+                r = c == '?' ? -EINVAL : cli_image_option(o, c, optarg);
+                if (r != 0) {
+                        cli_error("%s: invalid option '%s'", argv[0], argv[optind - 1]);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+/* Prints a record: JSON, or "REF MANIFEST ROOTFS". */
+static int print_record(struct cli *cli, const char *json, bool quiet) {
+        json_t *rec = json_loads(json, 0, NULL);
+
+        if (!rec)
+                return -ENOMEM;
+        if (cli->json)
+                return cli_print_json(rec);
+        if (!quiet)
+                printf("%s %s\n", json_string_value(json_object_get(rec, "ref")) ?: "",
+                       json_string_value(json_object_get(rec, "manifest")) ?: "");
+        json_decref(rec);
+        return 0;
+}
+
+int cmd_pull(struct cli *cli, int argc, char **argv) {
+        static const char help[] = "Usage: kubemount pull [OPTIONS] REF\n"
+                                   "\n"
+                                   "Pull an image from its registry into the store (verified by sha256) and\n"
+                                   "unpack it for 'kubemount run --image REF'.  REF is [REGISTRY/]NAME[:TAG][@DIGEST];\n"
+                                   "a tag is asked for again, a digest is pinned and verified.\n"
+                                   "\n" IMAGE_OPTIONS_HELP "  -q, --quiet            print nothing on success\n"
+                                   "  --json                 print the image's record\n"
+                                   "\n"
+                                   "Exit status: 0 pulled, 1 failed, 2 usage.\n";
+        struct km_image_options *o = cli_image_options_new(cli);
+        _cleanup_free_ char *json = NULL;
+        struct km_error err = {};
+        bool quiet = false;
+        int r = o ? parse(cli, o, argc, argv, help, &quiet) : -ENOMEM;
+
+        if (r == 0 && optind != argc - 1) {
+                cli_error("pull: exactly one image reference expected");
+                r = -EINVAL;
+        }
+        if (r != 0) {
+                km_image_options_free(o);
+                return r > 0 ? 0 : EXIT_USAGE;
+        }
+        km_image_options_set_progress_fd(o, STDERR_FILENO);
+        r = km_image_pull(o, argv[optind], &json, &err);
+        km_image_options_free(o);
+        if (r < 0) {
+                cli_error("pull %s: %s", argv[optind], err.message);
+                return EXIT_NO;
+        }
+        return print_record(cli, json, quiet) < 0 ? EXIT_NO : 0;
+}
+
+int cmd_image(struct cli *cli, int argc, char **argv) {
+        static const char help[] =
+                "Usage: kubemount image import [--json] SOURCE [NAME[:TAG]]\n"
+                "\n"
+                "Import an image for air-gapped nodes.  SOURCE is oci:DIR[:NAME] (an OCI image\n"
+                "layout), oci-archive:FILE[:NAME] (one as a tar file) or rootfs:TARFILE (a root\n"
+                "filesystem tarball, made a one-layer image; NAME required).  NAME defaults to\n"
+                "the layout's own reference name.\n";
+        struct km_image_options *o = NULL;
+        _cleanup_free_ char *json = NULL;
+        struct km_error err = {};
+        bool quiet = false;
+        int r;
+
+        if (argc < 2 || !streq(argv[1], "import")) {
+                if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+                        fputs(help, stdout);
+                        return 0;
+                }
+                cli_error("image: expected 'import' (see kubemount image --help)");
+                return EXIT_USAGE;
+        }
+        o = cli_image_options_new(cli);
+        r = o ? parse(cli, o, argc - 1, argv + 1, help, &quiet) : -ENOMEM;
+        if (r == 0 && (optind + 1 > argc - 1 || optind + 2 < argc - 1)) {
+                cli_error("image import: SOURCE [NAME] expected");
+                r = -EINVAL;
+        }
+        if (r != 0) {
+                km_image_options_free(o);
+                return r > 0 ? 0 : EXIT_USAGE;
+        }
+        r = km_image_import(o, argv[1 + optind], optind + 1 < argc - 1 ? argv[2 + optind] : NULL, &json, &err);
+        km_image_options_free(o);
+        if (r < 0) {
+                cli_error("image import %s: %s", argv[1 + optind], err.message);
+                return EXIT_NO;
+        }
+        return print_record(cli, json, quiet) < 0 ? EXIT_NO : 0;
+}
+
+int cmd_images(struct cli *cli, int argc, char **argv) {
+        static const char help[] = "Usage: kubemount images [--json]\n"
+                                   "\n"
+                                   "The images in the store: reference, manifest digest, source, root filesystem.\n";
+        struct km_image_options *o = cli_image_options_new(cli);
+        _cleanup_free_ char *json = NULL;
+        struct km_error err = {};
+        int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM;
+        json_t *doc, *e;
+        size_t i;
+
+        if (r == 0)
+                r = km_image_list(o, &json, &err) < 0 ? -1 : 0;
+        km_image_options_free(o);
+        if (r != 0) {
+                if (r == -1)
+                        cli_error("images: %s", err.message);
+                return r > 0 ? 0 : EXIT_USAGE;
+        }
+        doc = json_loads(json, 0, NULL);
+        if (cli->json)
+                return cli_print_json(doc) < 0 ? EXIT_USAGE : 0;
+        printf("%-48s %-19s %-24s %s\n", "REFERENCE", "MANIFEST", "SOURCE", "CREATED");
+        json_array_foreach(json_object_get(doc, "images"), i, e) printf(
+                "%-48s %-19.19s %-24s %s\n", json_string_value(json_object_get(e, "ref")) ?: "?",
+                json_string_value(json_object_get(e, "manifest")) ?: "?", json_string_value(json_object_get(e, "source")) ?: "",
+                json_string_value(json_object_get(e, "created")) ?: "");
+        json_decref(doc);
+        return 0;
+}
+
+/* The root filesystems of the containers the agent knows: rmi must not take them away. */
+static char **live_rootfs(struct cli *cli) {
+        struct km_agent *a = NULL;
+        _cleanup_free_ char *text = NULL;
+        json_t *doc, *e;
+        char **keep = NULL;
+        size_t i, n = 0;
+
+        if (km_agent_new(NULL, cli->host_ns, &a) < 0 || km_vcs_list(a, &text, NULL) < 0) {
+                km_agent_free(a);
+                return calloc(1, sizeof(char *)); /* no agent: no containers */
+        }
+        km_agent_free(a);
+        doc = json_loads(text, 0, NULL);
+        keep = calloc(json_array_size(json_object_get(doc, "containers")) + 1, sizeof(char *));
+        json_array_foreach(json_object_get(doc, "containers"), i, e) if (keep && json_is_string(json_object_get(e, "rootfs")))
+                keep[n++] = strdup(json_string_value(json_object_get(e, "rootfs")));
+        json_decref(doc);
+        return keep;
+}
+
+int cmd_rmi(struct cli *cli, int argc, char **argv) {
+        static const char help[] = "Usage: kubemount rmi REF...\n"
+                                   "\n"
+                                   "Remove images from the store, and every blob and root filesystem that no\n"
+                                   "other image and no container (running or exited) uses.\n";
+        struct km_image_options *o = cli_image_options_new(cli);
+        char **keep = NULL;
+        int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM, rc = 0;
+
+        if (r == 0 && optind_ret >= argc) {
+                cli_error("rmi: an image reference expected");
+                r = -EINVAL;
+        }
+        if (r != 0) {
+                km_image_options_free(o);
+                return r > 0 ? 0 : EXIT_USAGE;
+        }
+        keep = live_rootfs(cli);
+        for (int i = optind_ret; i < argc; i++) {
+                struct km_error err = {};
+                if (km_image_remove(o, argv[i], keep, &err) < 0) {
+                        cli_error("rmi %s: %s", argv[i], err.message);
+                        rc = EXIT_NO;
+                }
+        }
+        km_strv_free(keep);
+        km_image_options_free(o);
+        return rc;
+}

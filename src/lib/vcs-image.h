@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Between the VCS client (vcs.c) and the image calls (image-api.c). */
+#pragma once
+
+#include <jansson.h>
+
+#include "util.h"
+
+/* REF's record (pulled when missing), resolved in the host's mount namespace. */
+int image_resolve_for_vcs(const struct km_image_options *o, const char *ref, json_t **ret, struct km_error *err);
