@@ -5,7 +5,8 @@
 #include "cli.h"
 
 #define IMAGE_OPTIONS_HELP                                                                                  \
-        "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable)\n"             \
+        "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable; also\n"        \
+        "                         \"insecureRegistries\" in /etc/kubemount/config.json)\n"               \
         "  --certs-dir DIR        extra CAs: DIR/HOST:PORT/ca.crt (besides /etc/containers/certs.d\n"    \
         "                         and /etc/docker/certs.d)\n"                                             \
         "  --authfile FILE        docker-style config.json with credentials (repeatable; default:\n"     \
@@ -23,10 +24,35 @@ const struct option cli_image_long_options[] = {
         {},
 };
 
+/*
+ * The node's settings, if any: $KUBEMOUNT_CONFIG or /etc/kubemount/config.json,
+ * {"insecureRegistries": ["HOST:PORT", ...], "certsDir": "DIR", "authFiles": [...]}.
+ */
+static int read_config(struct km_image_options *o) {
+        const char *path = getenv("KUBEMOUNT_CONFIG") ?: "/etc/kubemount/config.json";
+        json_error_t jerr;
+        json_t *c = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *v;
+        size_t i;
+        int r = 0;
+
+        if (!c)
+                return access(path, F_OK) == 0 ? (cli_error("%s: %s", path, jerr.text), -EINVAL) : 0;
+        json_array_foreach(json_object_get(c, "insecureRegistries"), i, v) if (r == 0 && json_is_string(v))
+                r = km_image_options_add_insecure_registry(o, json_string_value(v));
+        json_array_foreach(json_object_get(c, "authFiles"), i, v) if (r == 0 && json_is_string(v))
+                r = km_image_options_add_auth_file(o, json_string_value(v));
+        if (r == 0 && json_is_string(json_object_get(c, "certsDir")))
+                r = km_image_options_set_certs_dir(o, json_string_value(json_object_get(c, "certsDir")));
+        json_decref(c);
+        if (r < 0)
+                cli_error("%s: invalid settings", path);
+        return r;
+}
+
 struct km_image_options *cli_image_options_new(struct cli *cli) {
         struct km_image_options *o = km_image_options_new();
 
-        if (o && cli->host_ns && km_image_options_set_host_mount_ns(o, cli->host_ns) < 0) {
+        if (o && ((cli->host_ns && km_image_options_set_host_mount_ns(o, cli->host_ns) < 0) || read_config(o) < 0)) {
                 km_image_options_free(o);
                 return NULL;
         }

@@ -50,6 +50,9 @@ registry_start
 registry_push "oci:$W/layout:test" vcs/pulled:1
 run km pull "$REGISTRY/vcs/pulled:1"
 is "$RC" 1 "pull over plain HTTP without --insecure-registry: refused"
+printf '{"insecureRegistries": ["%s"]}\n' "$REGISTRY" >"$W/config.json"
+run env KUBEMOUNT_CONFIG="$W/config.json" "$KUBEMOUNT" pull -q "$REGISTRY/vcs/pulled:1"
+is "$RC" 0 "pull with the registry named insecure in the config file"
 run km pull --insecure-registry "$REGISTRY" --json "$REGISTRY/vcs/pulled:1"
 is "$RC" 0 "pull --insecure-registry REGISTRY/vcs/pulled:1"
 digest=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["manifest"])' "$OUT" 2>/dev/null)
