@@ -211,6 +211,8 @@ need_nsenter_pair() {
 _km_sandbox_exit() {
         # The pid namespace dies with us anyway; be tidy for the log.
         [[ -n ${NODE:-} ]] && _km_node_teardown 2>/dev/null
+        # As the sandbox's PID 1: what a failed test left running goes now, so its cgroups can go.
+        (($$ == 1)) && kill -KILL -1 2>/dev/null
         km_cgroups_remove
         umount -l "$KM_TOP" 2>/dev/null
 }
@@ -218,11 +220,17 @@ _km_sandbox_exit() {
 # The cgroups kubemount made under $KUBEMOUNT_CGROUP_PARENT, in every hierarchy
 # (empty once their daemons are gone).
 km_cgroups_remove() {
-        local d
-        for d in /sys/fs/cgroup/"$KUBEMOUNT_CGROUP_PARENT" /sys/fs/cgroup/*/"$KUBEMOUNT_CGROUP_PARENT"; do
-                [[ -d $d ]] || continue
-                find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
-                rmdir "$d" 2>/dev/null
+        local d left tries=0
+        while :; do
+                left=0
+                for d in /sys/fs/cgroup/"$KUBEMOUNT_CGROUP_PARENT" /sys/fs/cgroup/*/"$KUBEMOUNT_CGROUP_PARENT"; do
+                        [[ -d $d ]] || continue
+                        find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+                        rmdir "$d" 2>/dev/null || left=1
+                done
+                # A group empties only once its last process is reaped: wait a little for that.
+                ((left && tries++ < 50)) || break
+                sleep 0.05
         done
 }
 
