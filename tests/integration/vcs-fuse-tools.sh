@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The fuse-tools image that scripts/build-images made (images/fuse-tools, a
+# Debian root filesystem as an OCI layout in $KM_BUILD_DIR/images): imported
+# into the store, its tools run from it, and a bindfs FUSE volume made by a
+# detached container from it reaches the host and a pod.  scripts/test builds
+# the image first; run alone, the test skips when it is not there.
+# shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
+[[ -f $LAYOUT/index.json ]] || skip_all "no $LAYOUT (scripts/build-images fuse-tools makes it)"
+node_sandbox "$@"
+
+node_up
+vcs_setup
+export KUBEMOUNT_STORE_DIR=$NODE/store
+
+check "image import oci:build/images/fuse-tools" km image import "oci:$LAYOUT"
+run km images --json
+like "$OUT" '"ref": "docker.io/library/fuse-tools:latest"' "named by the layout: fuse-tools:latest"
+# (exit statuses vary: squashfuse prints its usage with 254; only "cannot run" counts)
+for tool in "bindfs --version" "sshfs --version" "squashfuse --version" "mkfs.ext4 -V" "mkfs.xfs -V" "fusermount3 -V"; do
+        run km run --image fuse-tools -- $tool
+        ((RC != 125 && RC != 126 && RC != 127)) && [[ $OUT$ERR != *"not found"* ]] && ok "the image runs $tool (exit $RC)" ||
+                { not_ok "the image runs $tool"; diag "exit $RC" "$OUT" "$ERR"; }
+done
+
+# A volume of the pod's, served by bindfs from the image in a detached container.
+V=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/v
+mkdir -p "$V" "$KUBELET_DIR/export"
+echo "from the fuse-tools image" >"$KUBELET_DIR/export/data"
+pod_up a
+check "run -d bindfs from the image" km run -d --name fuse-v --image fuse-tools \
+        --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- \
+        bindfs -f /var/lib/kubelet/export /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~csi/v
+wait_for 10 is_mounted host "$V"
+is "$(cat "$V/data" 2>&1)" "from the fuse-tools image" "the host reads the volume"
+is "$(in_pod a cat "$V/data" 2>&1)" "from the fuse-tools image" "the pod reads it"
+check "stop" km stop fuse-v
+wait_for 5 sh -c "! grep -q ' $V ' /proc/1/mountinfo"
+check_fails "... the volume is gone from the host" is_mounted host "$V"
+check "rm" km rm fuse-v
+
+vcs_cleanup
+agents=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids: the agent the first command started, ended by node_down
+[[ -n $agents ]] && node_track $agents
+node_down "vcs-fuse-tools"
+done_testing
