@@ -474,18 +474,25 @@ int image_list(const struct image_options *o, json_t **ret, struct km_error *err
         return r < 0 ? r : store_ref_list(st, ret, err);
 }
 
-int image_resolve(const char *text, bool pull, const struct image_options *o, json_t **ret, struct km_error *err) {
-        _cleanup_(store_closep) struct store *st = NULL;
-        _cleanup_free_ char *canonical = NULL, *rootfs = NULL;
+/* The canonical form of a reference given by a user, and the store it lives in. */
+static int open_for(const char *text, const struct image_options *o, char **ret_canonical, struct store **ret_store,
+                    struct km_error *err) {
         struct image_ref ref = {};
-        json_t *rec = NULL;
         int r = image_ref_parse(text, &ref, err);
 
         if (r < 0)
                 return r;
-        canonical = image_ref_format(&ref);
+        *ret_canonical = image_ref_format(&ref);
         image_ref_done(&ref);
-        r = canonical ? store_open(store_dir(o), &st, err) : -ENOMEM;
+        return *ret_canonical ? store_open(store_dir(o), ret_store, err) : -ENOMEM;
+}
+
+int image_resolve(const char *text, bool pull, const struct image_options *o, json_t **ret, struct km_error *err) {
+        _cleanup_(store_closep) struct store *st = NULL;
+        _cleanup_free_ char *canonical = NULL, *rootfs = NULL;
+        json_t *rec = NULL;
+        int r = open_for(text, o, &canonical, &st, err);
+
         if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0 &&
             (rootfs = store_rootfs_path(st, json_string_value(json_object_get(rec, "manifest")) ?: ""))) {
                 json_object_set_new(rec, "rootfs", json_string(rootfs));
@@ -505,16 +512,10 @@ int image_resolve(const char *text, bool pull, const struct image_options *o, js
 int image_remove(const char *text, char *const *keep_rootfs, const struct image_options *o, struct km_error *err) {
         _cleanup_(store_closep) struct store *st = NULL;
         _cleanup_free_ char *canonical = NULL;
-        struct image_ref ref = {};
         uint64_t freed = 0;
         json_t *rec = NULL;
-        int r = image_ref_parse(text, &ref, err);
+        int r = open_for(text, o, &canonical, &st, err);
 
-        if (r < 0)
-                return r;
-        canonical = image_ref_format(&ref);
-        image_ref_done(&ref);
-        r = canonical ? store_open(store_dir(o), &st, err) : -ENOMEM;
         if (r >= 0 && (r = store_ref_get(st, canonical, &rec, err)) == -ENOENT)
                 r = km_error_set_plain(err, -ENOENT, "image %s: not in the store", canonical);
         json_decref(rec);

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 
 #include "digest.h"
+#include "json-util.h"
 #include "manifest.h"
 
 /* JSON numbers beyond 2^53 lose precision in other parsers: a size one client reads differently. */
@@ -68,35 +69,6 @@ static int fail(const struct ctx *c, const char *where, const char *fmt, ...) {
         return km_error_set_plain(c->err, -EBADMSG, "%s: %s", c->what, why);
 }
 
-static const char *json_type_name(json_t *v) {
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "an object";
-        case JSON_ARRAY:
-                return "an array";
-        case JSON_STRING:
-                return "a string";
-        case JSON_INTEGER:
-                return "an integer";
-        case JSON_REAL:
-                return "a number";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "a boolean";
-        case JSON_NULL:
-                return "null";
-        }
-        return "a JSON value";
-}
-
-static const char *type_name(json_type t) {
-        static const char *const names[] = {
-                [JSON_OBJECT] = "an object",   [JSON_ARRAY] = "an array", [JSON_STRING] = "a string",
-                [JSON_INTEGER] = "an integer", [JSON_REAL] = "a number",  [JSON_TRUE] = "a boolean",
-        };
-        return (size_t)t < ELEMENTSOF(names) && names[t] ? names[t] : "a JSON value";
-}
-
 /* A field's name for messages, cut to WHERE_MAX (names are short; cutting only shortens a message). */
 static const char *where_printf(char buf[WHERE_MAX], const char *fmt, ...) _printf_(2, 3);
 static const char *where_printf(char buf[WHERE_MAX], const char *fmt, ...) {
@@ -126,7 +98,7 @@ static int field_get(const struct ctx *c, json_t *obj, const char *where, const 
         if (!v || json_is_null(v))
                 return required ? fail(c, field_name(name, where, key), "missing") : 0;
         if (json_typeof(v) != t)
-                return fail(c, field_name(name, where, key), "must be %s, not %s", type_name(t), json_type_name(v));
+                return fail(c, field_name(name, where, key), "must be %s, not %s", json_type_name(t), json_type_name(json_typeof(v)));
         *ret = v;
         return 0;
 }
@@ -199,7 +171,7 @@ static int load(const struct ctx *c, const char *body, size_t size, json_t **ret
                             str_printable(je.text, shown, sizeof(shown)));
         }
         if (!json_is_object(root))
-                return fail(c, NULL, "must be a JSON object, not %s", json_type_name(root));
+                return fail(c, NULL, "must be a JSON object, not %s", json_type_name(json_typeof(root)));
         if (too_deep(root, 0))
                 return fail(c, NULL, "nested deeper than %d levels", DEPTH_MAX);
         *ret = TAKE_PTR(root);
@@ -282,7 +254,7 @@ static int descriptor_parse(const struct ctx *c, json_t *obj, const char *where,
         int r;
 
         if (!json_is_object(obj))
-                return fail(c, where, "must be an object, not %s", json_type_name(obj));
+                return fail(c, where, "must be an object, not %s", json_type_name(json_typeof(obj)));
         /* THREATS 24: a descriptor pointing elsewhere would make kubemount fetch from any host. */
         if (json_object_get(obj, "urls"))
                 return fail(c, field_name(name, where, "urls"), "foreign URLs are not allowed");
@@ -659,7 +631,7 @@ static int strv_get(const struct ctx *c, json_t *obj, const char *where, const c
 
                 where_printf(item, "%s[%zu]", name, i);
                 if (!json_is_string(s))
-                        return fail(c, item, "must be a string, not %s", json_type_name(s));
+                        return fail(c, item, "must be a string, not %s", json_type_name(json_typeof(s)));
                 if (json_string_length(s) != strlen(text))
                         return fail(c, item, "contains a NUL byte");
                 if (json_string_length(s) > CONFIG_STRING_MAX)
@@ -696,7 +668,7 @@ static int diff_ids_get(const struct ctx *c, json_t *root, char ***ret) {
         json_array_foreach(ids, i, id) {
                 where_printf(item, "rootfs.diff_ids[%zu]", i);
                 if (!json_is_string(id))
-                        return fail(c, item, "must be a string, not %s", json_type_name(id));
+                        return fail(c, item, "must be a string, not %s", json_type_name(json_typeof(id)));
                 if (!digest_is_valid(json_string_value(id)))
                         return fail(c, item, "not a sha256 digest");
                 if (!(v[i] = strdup(json_string_value(id))))

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "json-util.h"
 #include "seccomp-filter.h"
 
 DEFINE_CLEANUP(void, seccomp_release)
@@ -57,26 +58,6 @@ static const struct {
         {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
 };
 
-static const char *json_type_name(json_type t) {
-        switch (t) {
-        case JSON_OBJECT:
-                return "an object";
-        case JSON_ARRAY:
-                return "an array";
-        case JSON_STRING:
-                return "a string";
-        case JSON_INTEGER:
-                return "an integer";
-        case JSON_REAL:
-                return "a number";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "a boolean";
-        case JSON_NULL:
-                return "null";
-        }
-        return "a JSON value";
-}
 
 /* User text in a message: control characters masked, long strings cut. */
 #define SHOW(s, buf) str_printable((s), (buf), sizeof(buf))
