@@ -11,6 +11,7 @@
  *   bench_umount_r.c  P4 (umount -R), also with an umount helper installed
  *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
  *   bench_vcs.c       P2, P2b (kubemount run vs crun/runc run), P6 (memory per container)
+ *   bench_pull.c      P7 (kubemount pull vs skopeo copy + umoci unpack, local registry)
  */
 #ifndef KUBEMOUNT_BENCH_H
 #define KUBEMOUNT_BENCH_H
@@ -126,5 +127,6 @@ bool vcs_setup(void);         /* in the sandbox: bundles, the agent */
 void vcs_teardown(void);      /* containers, the agent, cgroups */
 void bench_p2(const char *label, long n, bool large);
 void bench_p6(int n);
+void bench_p7(long n); /* bench_pull.c; cold runs of each side */
 
 #endif

@@ -28,7 +28,7 @@ struct bench_options opt = {
         .scale = 1.0,
 };
 
-/* Whether benchmark name (startup, p1, p1b, p2, p2b, p3, p4, p5, p6, audit, helper) is selected. */
+/* Whether benchmark name (startup, p1, p1b, p2, p2b, p3, p4, p5, p6, p7, audit, helper) is selected. */
 static bool want(const char *name) {
         size_t n = strlen(name);
         for (const char *p = opt.only; p && *p;) {
@@ -67,6 +67,8 @@ static int run_benchmarks(void) {
                         bench_p2(label, iters(100), false);
                 if (!errors && vcs && want("p6"))
                         bench_p6(20);
+                if (!errors && want("p7"))
+                        bench_p7(iters(7) < 5 ? 5 : iters(7)); /* ≥ 5 cold runs: medians of few are noise */
         }
         if (!errors && want("p5") && !opt.shim) {
                 if (opt.only)
@@ -149,12 +151,13 @@ static void usage(void) {
         puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH]\n"
              "                       [--mounts N] [--peer-sizes N,M] [--scale X] [--quick] [--no-audit]\n"
              "                       [--rootfs DIR] [--markdown FILE]\n"
-             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,audit,helper]\n"
+             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,audit,helper]\n"
              "Times kubemount (and nsenter-compat's nsenter, P5) against mount(8), umount(8),\n"
-             "nsenter and findmnt, and kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
-             "tests/lib/rootfs.sh) against crun run and runc run, in a throwaway mount+PID\n"
-             "namespace (root only).  Exit 0 when all benchmarks ran, 1 on an error, 77 when\n"
-             "not root.");
+             "nsenter and findmnt, kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
+             "tests/lib/rootfs.sh) against crun run and runc run, and kubemount pull (P7:\n"
+             "docker-registry on loopback) against skopeo copy + umoci unpack, in a throwaway\n"
+             "mount+PID namespace (root only).  Exit 0 when all benchmarks ran, 1 on an error,\n"
+             "77 when not root.");
 }
 
 int main(int argc, char **argv) {
