@@ -2,6 +2,7 @@
 /* sha256 content digests through libcrypto's EVP interface. */
 #include <openssl/evp.h>
 
+#include "libcrypto-dl.h"
 #include "digest.h"
 
 #define HEX_LEN 64
@@ -27,12 +28,12 @@ bool digest_is_valid(const char *digest) {
 }
 
 struct digest_ctx *digest_new(void) {
-        struct digest_ctx *c = calloc(1, sizeof(*c));
+        struct digest_ctx *c = dlopen_libcrypto() < 0 ? NULL : calloc(1, sizeof(*c));
 
         if (!c)
                 return NULL;
-        c->md = EVP_MD_CTX_new();
-        if (!c->md || EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+        c->md = sym_EVP_MD_CTX_new();
+        if (!c->md || sym_EVP_DigestInit_ex(c->md, sym_EVP_sha256(), NULL) != 1) {
                 digest_free(c);
                 return NULL;
         }
@@ -40,7 +41,7 @@ struct digest_ctx *digest_new(void) {
 }
 
 void digest_update(struct digest_ctx *c, const void *data, size_t size) {
-        if (size > 0 && EVP_DigestUpdate(c->md, data, size) != 1)
+        if (size > 0 && sym_EVP_DigestUpdate(c->md, data, size) != 1)
                 c->failed = true;
 }
 
@@ -52,7 +53,7 @@ void digest_final(struct digest_ctx *c, char out[DIGEST_STRING_MAX]) {
 
         /* An empty string never passes digest_is_valid() nor equals a real digest. */
         out[0] = '\0';
-        if (c->failed || EVP_DigestFinal_ex(c->md, md, &len) != 1 || len * 2 != HEX_LEN) {
+        if (c->failed || sym_EVP_DigestFinal_ex(c->md, md, &len) != 1 || len * 2 != HEX_LEN) {
                 c->failed = true;
                 return;
         }
@@ -67,7 +68,7 @@ void digest_final(struct digest_ctx *c, char out[DIGEST_STRING_MAX]) {
 void digest_free(struct digest_ctx *c) {
         if (!c)
                 return;
-        EVP_MD_CTX_free(c->md);
+        sym_EVP_MD_CTX_free(c->md);
         free(c);
 }
 

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "libcrypto-dl.h"
+#include "libcurl-dl.h"
 #include "util.h"
 
 #include "registry-internal.h"
@@ -113,6 +115,8 @@ static bool auth_key_matches(const char *key, const char *host, bool exact) {
 
 /* "user:pass" from an entry: "auth" (base64 of user:pass) or "username" + "password". */
 static int auth_entry_decode(json_t *entry, char **ret) {
+        if (dlopen_libcrypto() < 0)
+                return -EOPNOTSUPP;
         const char *a = json_string_value(json_object_get(entry, "auth"));
         const char *u = json_string_value(json_object_get(entry, "username"));
         const char *p = json_string_value(json_object_get(entry, "password"));
@@ -127,7 +131,7 @@ static int auth_entry_decode(json_t *entry, char **ret) {
                 s = calloc(1, len / 4 * 3 + 1);
                 if (!s)
                         return -ENOMEM;
-                n = EVP_DecodeBlock((unsigned char *)s, (const unsigned char *)a, (int)len);
+                n = sym_EVP_DecodeBlock((unsigned char *)s, (const unsigned char *)a, (int)len);
                 if (n < 0)
                         return -EBADMSG;
                 /* EVP_DecodeBlock counts the padding as zero bytes. */
@@ -487,17 +491,19 @@ int registry_tls_load(const char *host, const char *certs_dir, const char *syste
 
 /* ---- small helpers of registry.c ------------------------------------------ */
 
-DEFINE_CLEANUP(CURLU, curl_url_cleanup)
+DEFINE_CLEANUP(CURLU, sym_curl_url_cleanup)
 
 /* "scheme://host:port" of url, lowercased, the default port explicit (malloc'ed), or NULL; *ret_scheme too. */
 char *registry_url_origin(const char *url, char **ret_scheme) {
-        _cleanup_(curl_url_cleanupp) CURLU *u = curl_url();
+        if (dlopen_libcurl() < 0)
+                return NULL;
+        _cleanup_(sym_curl_url_cleanupp) CURLU *u = sym_curl_url();
         char *scheme = NULL, *host = NULL, *port = NULL, *o = NULL;
 
-        if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+        if (u && sym_curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+            sym_curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+            sym_curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+            sym_curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
             asprintf(&o, "%s://%s:%s", scheme, host, port) >= 0) {
                 for (char *c = o; *c; c++)
                         *c = (char)tolower((unsigned char)*c);
@@ -505,30 +511,34 @@ char *registry_url_origin(const char *url, char **ret_scheme) {
                         free(TAKE_PTR(o));
         } else
                 o = NULL;
-        curl_free(scheme);
-        curl_free(host);
-        curl_free(port);
+        sym_curl_free(scheme);
+        sym_curl_free(host);
+        sym_curl_free(port);
         return o;
 }
 
 /* url for messages: no userinfo, query or fragment (signed storage URLs carry credentials there). */
 const char *registry_url_show(const char *url, char *buf, size_t size) {
-        _cleanup_(curl_url_cleanupp) CURLU *u = curl_url();
+        if (dlopen_libcurl() < 0) {
+                snprintf(buf, size, "(a URL)");
+                return buf;
+        }
+        _cleanup_(sym_curl_url_cleanupp) CURLU *u = sym_curl_url();
         char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
 
-        if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK) {
-                if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
+        if (u && sym_curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+            sym_curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+            sym_curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+            sym_curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK) {
+                if (sym_curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
                         port = NULL;
                 snprintf(buf, size, "%s://%s%s%s%.200s", scheme, host, port ? ":" : "", port ? port : "", path);
         } else
                 snprintf(buf, size, "(an unparsable URL)");
-        curl_free(scheme);
-        curl_free(host);
-        curl_free(port);
-        curl_free(path);
+        sym_curl_free(scheme);
+        sym_curl_free(host);
+        sym_curl_free(port);
+        sym_curl_free(path);
         return str_printable(buf, buf, size);
 }
 
@@ -568,12 +578,12 @@ char *registry_token_url(const char *realm, const char *service, const char *sco
 char *registry_basic_header(const char *userpass) {
         static const char prefix[] = "Authorization: Basic ";
         size_t n = strlen(userpass);
-        char *h = calloc(1, sizeof(prefix) + (n + 2) / 3 * 4);
+        char *h = dlopen_libcrypto() < 0 ? NULL : calloc(1, sizeof(prefix) + (n + 2) / 3 * 4);
 
         if (!h)
                 return NULL;
         memcpy(h, prefix, sizeof(prefix) - 1);
-        EVP_EncodeBlock((unsigned char *)h + sizeof(prefix) - 1, (const unsigned char *)userpass, (int)n);
+        sym_EVP_EncodeBlock((unsigned char *)h + sizeof(prefix) - 1, (const unsigned char *)userpass, (int)n);
         return h;
 }
 

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "libcurl-dl.h"
 #include "digest.h"
 #include "manifest.h"
 #include "registry.h"
@@ -39,7 +40,7 @@
 static void headers_freep(struct curl_slist **l) {
         for (struct curl_slist *i = *l; i; i = i->next)
                 explicit_bzero(i->data, strlen(i->data));
-        curl_slist_free_all(*l);
+        sym_curl_slist_free_all(*l);
 }
 
 struct token {
@@ -93,7 +94,7 @@ struct xfer {
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_result;
 static void curl_init(void) {
-        curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+        curl_init_result = sym_curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
 static int64_t now_ms(void) {
@@ -267,11 +268,11 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
 
         if (accept) {
                 _cleanup_free_ char *h = NULL;
-                if (asprintf(&h, "Accept: %s", accept) < 0 || !(headers = curl_slist_append(headers, h)))
+                if (asprintf(&h, "Accept: %s", accept) < 0 || !(headers = sym_curl_slist_append(headers, h)))
                         return km_error_set(err, -ENOMEM, "request");
         }
         if (auth) {
-                struct curl_slist *l = curl_slist_append(headers, auth);
+                struct curl_slist *l = sym_curl_slist_append(headers, auth);
                 if (!l)
                         return km_error_set(err, -ENOMEM, "request");
                 headers = l;
@@ -281,38 +282,38 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                 bool retry;
                 int e;
 
-                curl_easy_reset(c);
-                curl_easy_setopt(c, CURLOPT_URL, url);
-                curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, r->insecure ? "http,https" : "https");
-                curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-                curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
-                curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-                curl_easy_setopt(c, CURLOPT_USERAGENT, "kubemount/" KM_VERSION);
-                curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
-                curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-                curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-                curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
-                curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-                curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+                sym_curl_easy_reset(c);
+                sym_curl_easy_setopt(c, CURLOPT_URL, url);
+                sym_curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, r->insecure ? "http,https" : "https");
+                sym_curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+                sym_curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+                sym_curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+                sym_curl_easy_setopt(c, CURLOPT_USERAGENT, "kubemount/" KM_VERSION);
+                sym_curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
+                sym_curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+                sym_curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+                sym_curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+                sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+                sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
                 if (r->ca)
-                        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+                        sym_curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
                 if (client_cert && r->client_cert) {
-                        curl_easy_setopt(c, CURLOPT_SSLCERT, r->client_cert);
-                        curl_easy_setopt(c, CURLOPT_SSLKEY, r->client_key);
+                        sym_curl_easy_setopt(c, CURLOPT_SSLCERT, r->client_cert);
+                        sym_curl_easy_setopt(c, CURLOPT_SSLKEY, r->client_key);
                 }
-                curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-                curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-                curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
-                curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-                curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+                sym_curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+                sym_curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+                sym_curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+                sym_curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+                sym_curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
                 r->errbuf[0] = '\0';
                 xfer_reset(x);
                 if (x->write_error)
                         return km_error_set(err, x->write_error, "blob download file");
-                cc = curl_easy_perform(c);
+                cc = sym_curl_easy_perform(c);
                 km_log(KM_LOG_DEBUG, "registry %s: GET %s: %s%.0ld", r->host,
                        registry_url_show(url, shown, sizeof(shown)),
-                       cc == CURLE_OK ? "status " : curl_easy_strerror(cc), cc == CURLE_OK ? x->status : 0L);
+                       cc == CURLE_OK ? "status " : sym_curl_easy_strerror(cc), cc == CURLE_OK ? x->status : 0L);
                 if (cc == CURLE_OK) {
                         if ((x->status == 429 || x->status >= 500) && attempt < r->retries) {
                                 registry_retry_wait(x->retry_after, attempt);
@@ -328,13 +329,13 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                 e = registry_curl_errno(cc, &retry);
                 if (retry && attempt < r->retries) {
                         km_log(KM_LOG_INFO, "registry %s: %s, retrying", r->host,
-                               r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc));
+                               r->errbuf[0] ? r->errbuf : sym_curl_easy_strerror(cc));
                         registry_retry_wait(x->retry_after, attempt);
                         continue;
                 }
                 return km_error_set_plain(err, e, "GET %s: %s", registry_url_show(url, shown, sizeof(shown)),
                                           r->errbuf[0] ? str_printable(r->errbuf, r->errbuf, sizeof(r->errbuf))
-                                                       : curl_easy_strerror(cc));
+                                                       : sym_curl_easy_strerror(cc));
         }
 }
 
@@ -365,7 +366,7 @@ static int follow(struct registry *r, const char *url, const char *accept, const
                             err);
                 if (e < 0 || !is_redirect(x->status))
                         return e;
-                if (curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &location) != CURLE_OK || !location)
+                if (sym_curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &location) != CURLE_OK || !location)
                         return km_error_set_plain(err, -EPROTO, "GET %s: redirect (%ld) without a Location",
                                                   registry_url_show(cur, shown, sizeof(shown)), x->status);
                 if (hop + 1 > REDIRECTS_MAX)
@@ -592,9 +593,11 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
         e = registry_name_check(ref->registry, ref->repository, err);
         if (e < 0)
                 return e;
+        if (dlopen_libcurl() < 0)
+                return km_error_set_plain(err, -EOPNOTSUPP, "registry: cannot load libcurl (libcurl.so.4)");
         pthread_once(&curl_once, curl_init);
         if (curl_init_result != CURLE_OK)
-                return km_error_set_plain(err, -EIO, "registry: libcurl: %s", curl_easy_strerror(curl_init_result));
+                return km_error_set_plain(err, -EIO, "registry: libcurl: %s", sym_curl_easy_strerror(curl_init_result));
         r = calloc(1, sizeof(*r));
         if (!r)
                 return km_error_set(err, -ENOMEM, "registry");
@@ -612,11 +615,11 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
                 return km_error_set(err, -ENOMEM, "registry");
         }
         r->origin = registry_url_origin(r->base, NULL);
-        r->curl = curl_easy_init();
+        r->curl = sym_curl_easy_init();
         if (!r->origin || !r->curl)
                 return km_error_set_plain(err, -EINVAL, "registry %s: cannot make a URL or a libcurl handle", r->host);
 #if LIBCURL_VERSION_NUM >= 0x075400
-        if (curl_easy_getinfo(r->curl, CURLINFO_CAINFO, &cainfo) != CURLE_OK)
+        if (sym_curl_easy_getinfo(r->curl, CURLINFO_CAINFO, &cainfo) != CURLE_OK)
                 cainfo = NULL;
 #endif
         e = registry_tls_load(r->host, o->certs_dir, cainfo ? cainfo : SYSTEM_BUNDLE, &r->ca, &r->ca_size,
@@ -649,7 +652,7 @@ void registry_free(struct registry *r) {
         if (!r)
                 return;
         if (r->curl)
-                curl_easy_cleanup(r->curl);
+                sym_curl_easy_cleanup(r->curl);
         for (size_t i = 0; i < r->n_tokens; i++) {
                 registry_secret_free(r->tokens[i].header);
                 free(r->tokens[i].scope);

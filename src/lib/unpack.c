@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "libarchive-dl.h"
 #include "unpack.h"
 
 #ifndef RESOLVE_IN_ROOT
@@ -447,11 +448,11 @@ static int count_bytes(struct unpack *u, uint64_t more) {
 
 static void entry_times(struct archive_entry *e, struct timespec ts[2]) {
         ts[1] = (struct timespec){.tv_nsec = UTIME_OMIT};
-        if (archive_entry_mtime_is_set(e))
-                ts[1] = (struct timespec){archive_entry_mtime(e), archive_entry_mtime_nsec(e)};
+        if (sym_archive_entry_mtime_is_set(e))
+                ts[1] = (struct timespec){sym_archive_entry_mtime(e), sym_archive_entry_mtime_nsec(e)};
         ts[0] = ts[1];
-        if (archive_entry_atime_is_set(e))
-                ts[0] = (struct timespec){archive_entry_atime(e), archive_entry_atime_nsec(e)};
+        if (sym_archive_entry_atime_is_set(e))
+                ts[0] = (struct timespec){sym_archive_entry_atime(e), sym_archive_entry_atime_nsec(e)};
         for (int i = 0; i < 2; i++)
                 if (ts[i].tv_nsec != UTIME_OMIT && (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000L))
                         ts[i].tv_nsec = 0;
@@ -463,11 +464,11 @@ static void entry_times(struct archive_entry *e, struct timespec ts[2]) {
  * volume clients run as root and do not need them.  The sticky bit stays.
  */
 static mode_t entry_mode(struct archive_entry *e) {
-        return archive_entry_perm(e) & (S_ISVTX | 0777);
+        return sym_archive_entry_perm(e) & (S_ISVTX | 0777);
 }
 
 static int chown_entry(struct unpack *u, struct archive_entry *e, int pfd, const char *name, int fd) {
-        int64_t uid = archive_entry_uid(e), gid = archive_entry_gid(e);
+        int64_t uid = sym_archive_entry_uid(e), gid = sym_archive_entry_gid(e);
 
         if (!u->chown)
                 return 0;
@@ -480,7 +481,7 @@ static int chown_entry(struct unpack *u, struct archive_entry *e, int pfd, const
 
 static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const char *name) {
         _cleanup_close_ int fd = -EBADF;
-        int64_t size = archive_entry_size(e);
+        int64_t size = sym_archive_entry_size(e);
         uint64_t end = 0;
         struct timespec ts[2];
         int r;
@@ -488,7 +489,7 @@ static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const 
         if (size < 0 || (uint64_t)size > u->lim.max_file)
                 return entry_refuse(u, -EFBIG, "file larger than max_file (%llu)", (unsigned long long)u->lim.max_file);
         /* Caught before any work when the file has no holes (count_bytes then fails); else block by block. */
-        if (archive_entry_sparse_count(e) == 0 && (uint64_t)size > u->lim.max_bytes - u->st.bytes)
+        if (sym_archive_entry_sparse_count(e) == 0 && (uint64_t)size > u->lim.max_bytes - u->st.bytes)
                 return count_bytes(u, size);
         /* 0600 until complete: no partial file is ever readable by others, nor setuid. */
         fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -499,7 +500,7 @@ static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const 
                 size_t len;
                 la_int64_t off;
 
-                r = archive_read_data_block(u->a, &buf, &len, &off);
+                r = sym_archive_read_data_block(u->a, &buf, &len, &off);
                 if (r == ARCHIVE_EOF)
                         break;
                 /*
@@ -512,8 +513,8 @@ static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const 
                         break;
                 }
                 if (r != ARCHIVE_OK)
-                        return entry_refuse(u, archive_errno(u->a) > 0 ? -archive_errno(u->a) : -EBADMSG, "read: %s",
-                                            archive_error_string(u->a) ?: "damaged archive");
+                        return entry_refuse(u, sym_archive_errno(u->a) > 0 ? -sym_archive_errno(u->a) : -EBADMSG, "read: %s",
+                                            sym_archive_error_string(u->a) ?: "damaged archive");
                 if (off < 0 || (uint64_t)off > u->lim.max_file || len > u->lim.max_file - (uint64_t)off)
                         return entry_refuse(u, -EFBIG, "file larger than max_file (%llu)",
                                             (unsigned long long)u->lim.max_file);
@@ -642,10 +643,10 @@ static int link_entry(struct unpack *u, const char *target, int pfd, const char 
 }
 
 static int apply_entry(struct unpack *u, struct archive_entry *e) {
-        const char *raw = archive_entry_pathname(e), *link = archive_entry_hardlink(e), *why = NULL, *base, *target;
+        const char *raw = sym_archive_entry_pathname(e), *link = sym_archive_entry_hardlink(e), *why = NULL, *base, *target;
         _cleanup_close_ int pfd = -EBADF;
-        mode_t type = archive_entry_filetype(e);
-        int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+        mode_t type = sym_archive_entry_filetype(e);
+        int64_t size = sym_archive_entry_size_is_set(e) ? sym_archive_entry_size(e) : 0;
         struct timespec ts[2];
         struct stat pst;
         int r;
@@ -698,7 +699,7 @@ static int apply_entry(struct unpack *u, struct archive_entry *e) {
                 break;
         }
         case AE_IFLNK:
-                target = archive_entry_symlink(e);
+                target = sym_archive_entry_symlink(e);
                 if (!target || !*target || strlen(target) >= PATH_MAX)
                         return entry_refuse(u, -EINVAL, "symlink target empty or longer than PATH_MAX");
                 /* Kept as given, never followed here: it is resolved in the container's root at run time. */
@@ -729,9 +730,9 @@ static int apply_entry(struct unpack *u, struct archive_entry *e) {
 }
 
 static int archive_fail(struct unpack *u, struct archive *a, const char *what) {
-        int r = archive_errno(a) > 0 ? -archive_errno(a) : -EBADMSG;
+        int r = sym_archive_errno(a) > 0 ? -sym_archive_errno(a) : -EBADMSG;
 
-        return km_error_set_plain(u->err, r, "layer: %s: %s", what, archive_error_string(a) ?: "damaged archive");
+        return km_error_set_plain(u->err, r, "layer: %s: %s", what, sym_archive_error_string(a) ?: "damaged archive");
 }
 
 static int unpack_run(struct unpack *u, int layer_fd) {
@@ -744,28 +745,28 @@ static int unpack_run(struct unpack *u, int layer_fd) {
                 return km_error_set_plain(u->err, probe, "layer: openat2() is missing (Linux 5.6 or later needed)");
         if (probe < 0)
                 return km_error_set(u->err, probe, "layer: root directory");
-        u->a = archive_read_new();
+        u->a = sym_archive_read_new();
         if (!u->a)
                 return km_error_set(u->err, -ENOMEM, "layer");
         /* ARCHIVE_WARN would mean an external gzip/zstd program: not from a privileged library. */
-        if (archive_read_support_filter_gzip(u->a) != ARCHIVE_OK ||
-            archive_read_support_filter_zstd(u->a) != ARCHIVE_OK)
+        if (sym_archive_read_support_filter_gzip(u->a) != ARCHIVE_OK ||
+            sym_archive_read_support_filter_zstd(u->a) != ARCHIVE_OK)
                 return km_error_set_plain(u->err, -EOPNOTSUPP, "layer: libarchive lacks built-in gzip or zstd");
         /* tar covers ustar, pax and GNU tar; "empty" accepts a zero-length layer. */
-        if (archive_read_support_format_tar(u->a) != ARCHIVE_OK ||
-            archive_read_support_format_empty(u->a) != ARCHIVE_OK)
+        if (sym_archive_read_support_format_tar(u->a) != ARCHIVE_OK ||
+            sym_archive_read_support_format_empty(u->a) != ARCHIVE_OK)
                 return archive_fail(u, u->a, "setup");
-        if (archive_read_open_fd(u->a, layer_fd, READ_BLOCK) != ARCHIVE_OK)
+        if (sym_archive_read_open_fd(u->a, layer_fd, READ_BLOCK) != ARCHIVE_OK)
                 return archive_fail(u, u->a, "open");
         for (;;) {
-                r = archive_read_next_header(u->a, &e);
+                r = sym_archive_read_next_header(u->a, &e);
                 if (r == ARCHIVE_EOF)
                         break;
                 /* WARN: e.g. a name not convertible to the locale; the bytes are used as they are. */
                 if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
                         return archive_fail(u, u->a, "read");
                 if (++u->st.entries > u->lim.max_entries) {
-                        str_printable(archive_entry_pathname(e) ?: "", u->shown, sizeof(u->shown));
+                        str_printable(sym_archive_entry_pathname(e) ?: "", u->shown, sizeof(u->shown));
                         return entry_refuse(u, -EFBIG, "more than max_entries (%llu) entries",
                                             (unsigned long long)u->lim.max_entries);
                 }
@@ -788,6 +789,8 @@ int unpack_layer(int layer_fd, int root_fd, const struct unpack_limits *limits, 
         };
         int r;
 
+        if (dlopen_libarchive() < 0)
+                return km_error_set_plain(err, -EOPNOTSUPP, "layer: cannot load libarchive (libarchive.so.13)");
         /* A zero limit means its default. */
         u.lim.max_bytes = u.lim.max_bytes ?: DEFAULT_MAX_BYTES;
         u.lim.max_entries = u.lim.max_entries ?: DEFAULT_MAX_ENTRIES;
@@ -796,7 +799,7 @@ int unpack_layer(int layer_fd, int root_fd, const struct unpack_limits *limits, 
         if (stats)
                 *stats = u.st;
         if (u.a)
-                archive_read_free(u.a);
+                sym_archive_read_free(u.a);
         made_clear(&u.made);
         for (size_t i = 0; i < u.n_dirs; i++)
                 free(u.dirs[i].path);
