@@ -128,6 +128,10 @@ static int auth_entry_decode(json_t *entry, char **ret) {
 
                 if (len % 4 != 0 || len > 64 * 1024)
                         return -EBADMSG;
+                /* '=' only as one or two final padding characters: EVP_DecodeBlock reads it anywhere as zero bits. */
+                pad = (a[len - 1] == '=') + (a[len - 2] == '=');
+                if (memchr(a, '=', len - pad) || (pad == 1 && a[len - 2] == '='))
+                        return -EBADMSG;
                 s = calloc(1, len / 4 * 3 + 1);
                 if (!s)
                         return -ENOMEM;
@@ -135,7 +139,6 @@ static int auth_entry_decode(json_t *entry, char **ret) {
                 if (n < 0)
                         return -EBADMSG;
                 /* EVP_DecodeBlock counts the padding as zero bytes. */
-                pad = (a[len - 1] == '=') + (a[len - 2] == '=');
                 if (n < pad)
                         return -EBADMSG;
                 s[n - pad] = '\0';
