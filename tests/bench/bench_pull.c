@@ -72,20 +72,6 @@ static char ext4_dir[320];
 /* ------------------------------------------------------------------ */
 /* helpers */
 
-static char **env_add(char **base, const char *a, const char *b) {
-        size_t n = 0;
-        char **e;
-
-        while (base[n])
-                n++;
-        e = calloc(n + 3, sizeof(char *));
-        if (!e)
-                abort();
-        memcpy(e, base, n * sizeof(char *));
-        e[n] = strdup(a);
-        e[n + 1] = strdup(b);
-        return e;
-}
 
 static bool run_pull_env(char *const argv[]) {
         int st = run_fds(argv, env_pull, -1, -1);
@@ -721,7 +707,7 @@ void bench_p7(long n) {
         }
         snprintf(e1, sizeof(e1), "REGISTRY_AUTH_FILE=%s/auth.json", dir); /* no such file: no credentials */
         snprintf(e2, sizeof(e2), "TMPDIR=%s", base);
-        env_pull = env_add(env_plain, e1, e2);
+        env_pull = env_with(env_plain, e1, e2);
         /* skopeo's blob-info cache and the kubelet's config.json: the sandbox's, empty (A only) */
         if (mount("kubemount-bench-varlib", "/var/lib", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755") < 0) {
                 fail("P7: a tmpfs on /var/lib (in the sandbox): %m");

@@ -54,21 +54,6 @@ static double first_small = NAN; /* the first run on the small host: agent auto-
 /* ------------------------------------------------------------------ */
 /* helpers */
 
-static char *program_path(const char *name) {
-        const char *path = getenv("PATH");
-        char buf[4096];
-
-        if (!path)
-                path = "/usr/sbin:/usr/bin:/sbin:/bin";
-        while (*path) {
-                size_t n = strcspn(path, ":");
-                snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, name);
-                if (access(buf, X_OK) == 0)
-                        return strdup(buf);
-                path += n + (path[n] == ':');
-        }
-        return NULL;
-}
 
 
 static bool km_ok(char *const argv[]) {
@@ -269,20 +254,6 @@ static void agent_stop(void) {
 /* ------------------------------------------------------------------ */
 /* set-up and tear-down (in the sandbox) */
 
-static char **env_with(char **base, const char *a, const char *b) {
-        size_t n = 0;
-        char **e;
-
-        while (base[n])
-                n++;
-        e = calloc(n + 3, sizeof(char *));
-        if (!e)
-                abort();
-        memcpy(e, base, n * sizeof(char *));
-        e[n] = strdup(a);
-        e[n + 1] = strdup(b);
-        return e;
-}
 
 /*
  * The bundles: BUNDLE_ORIG holds the config kubemount prints, BUNDLE the
@@ -321,8 +292,8 @@ bool vcs_setup(void) {
         snprintf(e1, sizeof(e1), "KUBEMOUNT_STATE_DIR=%s", state_dir);
         snprintf(e2, sizeof(e2), "KUBEMOUNT_CGROUP_PARENT=%s", cg_parent);
         env_vcs = env_with(env_plain, e1, e2); /* env_plain: KUBEMOUNT_HOST_MOUNT_NS=A too */
-        CRUN = program_path("crun");
-        RUNC = program_path("runc");
+        CRUN = find_program("crun");
+        RUNC = find_program("runc");
         if (!CRUN)
                 say("  crun not found: P2's crun rows are left out");
         if (!RUNC)

@@ -124,7 +124,7 @@ char *capture(char *const argv[], char **envp) {
 }
 
 /* The absolute path of a program in $PATH (malloc'ed), or NULL. */
-static char *find_program(const char *name) {
+char *find_program(const char *name) {
         const char *path = getenv("PATH");
         char buf[4096];
 
@@ -162,4 +162,19 @@ bool find_peers(void) {
                 return false;
         }
         return true;
+}
+
+char **env_with(char **base, const char *a, const char *b) {
+        size_t n = 0;
+        char **e;
+
+        while (base[n])
+                n++;
+        e = calloc(n + 3, sizeof(char *));
+        if (!e)
+                abort();
+        memcpy(e, base, n * sizeof(char *));
+        e[n] = strdup(a);
+        e[n + 1] = strdup(b);
+        return e;
 }
