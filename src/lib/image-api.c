@@ -34,16 +34,6 @@ KM_EXPORT void km_image_options_free(struct km_image_options *o) {
         free(o);
 }
 
-static int set(char **field, const char *value) {
-        char *copy = value ? strdup(value) : NULL;
-
-        if (value && !copy)
-                return -ENOMEM;
-        free(*field);
-        *field = copy;
-        return 0;
-}
-
 static int add(char ***v, size_t *n, const char *value) {
         char **grown = realloc(*v, sizeof(char *) * (*n + 2));
 
@@ -58,16 +48,16 @@ static int add(char ***v, size_t *n, const char *value) {
 
 KM_EXPORT int km_image_options_set_store_dir(struct km_image_options *o, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
-        return dir && !abs ? -ENOMEM : set(&o->store_dir, abs);
+        return dir && !abs ? -ENOMEM : free_and_strdup(&o->store_dir, abs);
 }
 KM_EXPORT int km_image_options_set_host_mount_ns(struct km_image_options *o, const char *ns_path) {
-        return set(&o->host_ns, ns_path);
+        return free_and_strdup(&o->host_ns, ns_path);
 }
 KM_EXPORT int km_image_options_add_insecure_registry(struct km_image_options *o, const char *host_port) {
         return !host_port || !*host_port || strchr(host_port, '/') ? -EINVAL : add(&o->insecure, &o->n_insecure, host_port);
 }
 KM_EXPORT int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir) {
-        return set(&o->certs_dir, dir);
+        return free_and_strdup(&o->certs_dir, dir);
 }
 KM_EXPORT int km_image_options_add_auth_file(struct km_image_options *o, const char *path) {
         return add(&o->auth_files, &o->n_auth_files, path);
@@ -85,7 +75,7 @@ KM_EXPORT int km_image_options_set_platform(struct km_image_options *o, const ch
         variant = strtok_r(NULL, "/", &save);
         if (strtok_r(NULL, "/", &save))
                 return -EINVAL;
-        return set(&o->os, os) ?: set(&o->arch, arch) ?: set(&o->variant, variant);
+        return free_and_strdup(&o->os, os) ?: free_and_strdup(&o->arch, arch) ?: free_and_strdup(&o->variant, variant);
 }
 
 /* The internal options a call needs, borrowing from o (NULL: all defaults). */

@@ -43,17 +43,8 @@ KM_EXPORT void km_mount_spec_free(struct km_mount_spec *s) {
         free(s);
 }
 
-static int set_string(char **field, const char *value) {
-        char *n = value ? strdup(value) : NULL;
-        if (value && !n)
-                return -ENOMEM;
-        free(*field);
-        *field = n;
-        return 0;
-}
-
 KM_EXPORT int km_mount_spec_set_source(struct km_mount_spec *s, const char *v) {
-        return set_string(&s->source, v);
+        return free_and_strdup(&s->source, v);
 }
 KM_EXPORT int km_mount_spec_set_target(struct km_mount_spec *s, const char *v) {
         char *abs = NULL;
@@ -66,11 +57,11 @@ KM_EXPORT int km_mount_spec_set_target(struct km_mount_spec *s, const char *v) {
         return v && !s->target ? -ENOMEM : 0;
 }
 KM_EXPORT int km_mount_spec_set_fstype(struct km_mount_spec *s, const char *v) {
-        return set_string(&s->fstype, v);
+        return free_and_strdup(&s->fstype, v);
 }
 
 KM_EXPORT int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir) {
-        int r = set_string(&s->confine, dir);
+        int r = free_and_strdup(&s->confine, dir);
         if (r == 0 && s->confine)
                 path_simplify(s->confine);
         return r;

@@ -136,3 +136,13 @@ void close_all_but(int *keep, size_t n) {
         }
         (void)syscall(SYS_close_range, from, ~0U, 0U);
 }
+
+int free_and_strdup(char **field, const char *value) {
+        char *copy = value ? strdup(value) : NULL;
+
+        if (value && !copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 0;
+}

@@ -108,6 +108,9 @@ bool host_helper_exists(const char *kind, const char *fstype);
  */
 void close_all_but(int *keep, size_t n);
 
+/* Replaces *field with a copy of value (NULL clears it); -ENOMEM leaves it alone. */
+int free_and_strdup(char **field, const char *value);
+
 /* Text helpers (util.c). */
 char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);

@@ -62,28 +62,18 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         free(v);
 }
 
-static int set_string(char **field, const char *value) {
-        char *copy = value ? strdup(value) : NULL;
-
-        if (value && !copy)
-                return -ENOMEM;
-        free(*field);
-        *field = copy;
-        return 0;
-}
-
 KM_EXPORT int km_vcs_set_rootfs(struct km_vcs *v, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
 
-        return !abs ? -EINVAL : set_string(&v->rootfs, abs);
+        return !abs ? -EINVAL : free_and_strdup(&v->rootfs, abs);
 }
 
 KM_EXPORT int km_vcs_set_name(struct km_vcs *v, const char *name) {
-        return name && !state_name_is_valid(name) ? -EINVAL : set_string(&v->name, name);
+        return name && !state_name_is_valid(name) ? -EINVAL : free_and_strdup(&v->name, name);
 }
 
 KM_EXPORT int km_vcs_set_cwd(struct km_vcs *v, const char *dir) {
-        return dir && dir[0] != '/' ? -EINVAL : set_string(&v->cwd, dir);
+        return dir && dir[0] != '/' ? -EINVAL : free_and_strdup(&v->cwd, dir);
 }
 
 KM_EXPORT int km_vcs_set_command(struct km_vcs *v, char *const *argv) {
@@ -146,7 +136,7 @@ KM_EXPORT int km_vcs_add_mount(struct km_vcs *v, const char *source, const char 
 }
 
 KM_EXPORT int km_vcs_set_runtime(struct km_vcs *v, const char *runtime) {
-        return set_string(&v->runtime, runtime && streq(runtime, "embedded") ? NULL : runtime);
+        return free_and_strdup(&v->runtime, runtime && streq(runtime, "embedded") ? NULL : runtime);
 }
 
 static char **json_strv(json_t *a) {
@@ -178,8 +168,8 @@ KM_EXPORT int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct k
         km_strv_free(v->image_env);
         v->image_args = json_strv(args);
         v->image_env = json_strv(json_object_get(rec, "env"));
-        r = set_string(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
-        return r < 0 ? r : set_string(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        r = free_and_strdup(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
+        return r < 0 ? r : free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
 }
 
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
