@@ -7,13 +7,14 @@
 # clear.  The real command and environment stay only in the bundle's
 # config.json (mode 0600 in a 0700 directory), which the runtime reads and
 # exec needs (the container's environment): nothing else under the state
-# directory holds them, with the embedded launcher and with runc.
+# directory holds them, with the embedded launcher, runc and crun (whose own
+# state keeps a copy of the bundle config, root's alone).
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
-for tool in python3 grep stat; do
+for tool in python3 grep stat runc crun; do
         command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed"; exit 1; }
 done
 
@@ -30,15 +31,23 @@ LEAK+='|awss3cr3t'
 ENVS=(-e DB_PASSWORD=s3cr3tenv -e AWS_SECRET_ACCESS_KEY=awsk3y -e PLAIN=visible)
 
 # secrets_only_in_config NAME DESC: the secrets are in NAME's config.json
-# (0600, its directory 0700) and in no other file under the state dir.
+# (0600, its directory 0700) and in no other file under the state dir but
+# the runtime's own copy of the bundle config (crun keeps one in its state,
+# runtime/NAME/config.json), which only root can read either.
 secrets_only_in_config() {
-        local name=$1 desc=$2 dir=$S/containers/$1 files
+        local name=$1 desc=$2 dir=$S/containers/$1 files f
         like "$(cat "$dir/config.json" 2>&1)" "password=hunter2" "$desc: config.json holds the real command"
         like "$(cat "$dir/config.json" 2>&1)" "DB_PASSWORD=s3cr3tenv" "$desc: ... and environment"
         is "$(stat -c %a "$dir/config.json" 2>&1)" 600 "$desc: config.json is mode 0600"
         is "$(stat -c %a "$dir" 2>&1)" 700 "$desc: its directory is mode 0700"
-        files=$(grep -rlaE "$LEAK" "$S" 2>/dev/null | grep -v "^$S/containers/[^/]*/config.json$")
+        files=$(grep -rlaE "$LEAK" "$S" 2>/dev/null | grep -vx "$S/containers/[^/]*/config.json" |
+                grep -vx "$S/runtime/[^/]*/config.json")
         is "$files" "" "$desc: no other file under the state dir holds a secret"
+        if [[ -e $S/runtime/$name/config.json ]]; then
+                for f in "$S/runtime" "$S/runtime/$name" "$S/runtime/$name/config.json"; do
+                        like "$(stat -c %u:%a "$f")" "^0:[0-7]00$" "$desc: ${f#"$S"/} is root's alone (uid:mode)"
+                done
+        fi
 }
 
 # masked_everywhere NAME DESC: ps, ps --json, logs and state.json show the
@@ -107,17 +116,21 @@ unlike "$OUT" "$LEAK" "... nor by ps"
 km rm -f s1 >/dev/null 2>&1
 
 # ---- runc ----
-if command -v runc >/dev/null; then
-        run vcs_run --detach --name s3 --runtime runc "${ENVS[@]}" -- "${ARGS[@]}"
-        is "$RC:$OUT" "0:s3" "runc: run --detach with secrets"
-        wait_for 10 vcs_logs_has s3 started || diag "s3 did not start: $(km logs s3 2>&1)"
-        masked_everywhere s3 "runc"
-        secrets_only_in_config s3 "runc"
-        km rm -f s3 >/dev/null 2>&1
-else
-        echo "Bail out! runc is not installed (scripts/deps installs it)"
-        exit 1
-fi
+run vcs_run --detach --name s3 --runtime runc "${ENVS[@]}" -- "${ARGS[@]}"
+is "$RC:$OUT" "0:s3" "runc: run --detach with secrets"
+wait_for 10 vcs_logs_has s3 started || diag "s3 did not start: $(km logs s3 2>&1)"
+masked_everywhere s3 "runc"
+secrets_only_in_config s3 "runc"
+km rm -f s3 >/dev/null 2>&1
+
+# ---- crun ----
+run vcs_run --detach --name s4 --runtime crun "${ENVS[@]}" -- "${ARGS[@]}"
+is "$RC:$OUT" "0:s4" "crun: run --detach with secrets"
+[[ $RC == 0 ]] || diag "$ERR"
+wait_for 10 vcs_logs_has s4 started || diag "s4 did not start: $(km logs s4 2>&1)"
+masked_everywhere s4 "crun"
+secrets_only_in_config s4 "crun"
+km rm -f s4 >/dev/null 2>&1
 
 unlike "$(cat "$KM_SCRATCH/agent.log" 2>&1)" "$LEAK" "the agent's own log has no secret"
 vcs_cleanup
