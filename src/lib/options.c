@@ -10,7 +10,8 @@
  * command lines and environment variables (secrets.c).
  */
 static const char *const sensitive_keys[] = {
-        "password", "pass", "passwd", "passphrase", "secret", "secretkey", "key", "token", "credentials", "cred", "auth",
+        "password", "pass", "passwd", "passphrase", "secret", "secretkey", "key", "token", "credentials", "cred",
+        "auth",
         "password2", /* cifs: the alternate password used while rotating */
 };
 

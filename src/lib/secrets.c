@@ -263,7 +263,8 @@ static json_t *mask_json(json_t *a, bool env) {
         if (!json_is_array(a) || !(out = json_array()))
                 return NULL;
         json_array_foreach(a, i, v) {
-                const char *s = json_string_value(v), *prev = i > 0 ? json_string_value(json_array_get(a, i - 1)) : NULL;
+                const char *s = json_string_value(v);
+                const char *prev = i > 0 ? json_string_value(json_array_get(a, i - 1)) : NULL;
                 _cleanup_free_ char *m = !s ? NULL : env ? secret_mask_env(s) : mask_arg(prev, s);
                 json_t *e = !s ? json_deep_copy(v) : m ? json_string(m) : NULL;
 

@@ -704,8 +704,9 @@ static void test_scrub_mount_argv(void **state) {
         expect_scrubbed(SCRUB("mount", "-rwo", "secret=" SECRET, "s", "/m"),
                         SCRUB("mount", "-rwo", "secret=" STARS, "s", "/m"), 5);
         expect_scrubbed(SCRUB("mount", "-vokey=" SECRET, "s", "/m"), SCRUB("mount", "-vokey=" STARS, "s", "/m"), 4);
-        expect_scrubbed(SCRUB("mount", "--options=token=" SECRET, "--opt", "pass=" SECRET, "--test-opts", "key=" SECRET),
-                        SCRUB("mount", "--options=token=" STARS, "--opt", "pass=" STARS, "--test-opts", "key=" STARS), 6);
+        expect_scrubbed(
+                SCRUB("mount", "--options=token=" SECRET, "--opt", "pass=" SECRET, "--test-opts", "key=" SECRET),
+                SCRUB("mount", "--options=token=" STARS, "--opt", "pass=" STARS, "--test-opts", "key=" STARS), 6);
         expect_scrubbed(SCRUB("mount", "-O", "password=" SECRET), SCRUB("mount", "-O", "password=" STARS), 3);
         /* Arguments of other options and positional words are not options: left alone. */
         expect_scrubbed(SCRUB("mount", "-t", "password=" SECRET, "-tkey=x", "/a/key=" SECRET, "--types=token=x"),
