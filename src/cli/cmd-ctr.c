@@ -69,7 +69,10 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
                 "Serve VCS container requests on STATE_DIR/agent.sock, in the foreground.\n"
                 "The agent makes every container from a small template mount namespace,\n"
                 "keeps them in cgroups of their own, and owns the state directory.  Run it\n"
-                "from kubemount-agent.service; 'kubemount run' starts one when none runs.\n"
+                "from kubemount-agent.service; 'kubemount run' starts one when none runs:\n"
+                "the installed " KM_BINDIR "/kubemount (or $KUBEMOUNT_AGENT_BINARY, owned\n"
+                "by root), with a fixed PATH and environment, umask 022 and soft rlimits\n"
+                "reset, whoever the caller is (kubemount(8)).\n"
                 "\n"
                 "  --state-dir DIR     default $KUBEMOUNT_STATE_DIR or /run/kubemount\n"
                 "  --idle-exit SECS    exit after SECS with no container and no client\n";

@@ -74,6 +74,8 @@ void agent_ctr_kill(struct agent *a, struct ctr *c);
 char *agent_runtime_root(struct agent *a);
 int agent_add_waiter(struct ctr *c, int conn);
 int agent_save_state(struct agent *a, struct ctr *c);
+/* A container's state with the secrets of its "command" and "env" masked, in place (secrets.h). */
+int agent_state_mask(json_t *state);
 int agent_job_add(struct agent *a, pid_t pid, int conn);
 
 /* Handles one request: > 0 when the client stays (answered later), else it is closed. */

@@ -287,8 +287,11 @@ static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
                         e = json_deep_copy(c->state);
                 else
                         e = json_pack("{s:s, s:s}", "name", *n, "status", "unknown");
-                if (!e)
+                /* Masked already, unless adopted from a state.json of an older agent. */
+                if (!e || agent_state_mask(e) < 0) {
+                        json_decref(e);
                         continue;
+                }
                 json_object_set_new(e, "running", json_boolean(c && c->pidfd >= 0));
                 json_array_append_new(list, e);
         }

@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "proto.h"
 #include "runtime.h"
+#include "secrets.h"
 #include "state.h"
 
 #ifndef P_PIDFD
@@ -72,11 +73,35 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         free(c);
 }
 
+int agent_state_mask(json_t *state) {
+        static const char *const keys[] = { "command", "env" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *v = json_object_get(state, keys[i]);
+
+                if (!json_is_array(v))
+                        continue;
+                v = streq(keys[i], "env") ? secret_mask_json_env(v) : secret_mask_json_argv(v);
+                if (!v || json_object_set_new(state, keys[i], v) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * state.json, and what ps shows, hold the command with its secrets masked
+ * (THREATS 32): the state in memory is masked here, before its first write;
+ * only the bundle's config.json (0600) keeps the real one, for the runtime.
+ */
 int agent_save_state(struct agent *a, struct ctr *c) {
-        _cleanup_free_ char *text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
+        _cleanup_free_ char *text = NULL;
         struct km_error err = {};
         int r;
 
+        r = agent_state_mask(c->state);
+        if (r < 0)
+                return r;
+        text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (!text)
                 return -ENOMEM;
         r = state_write_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);

@@ -11,16 +11,12 @@
 #include <sys/wait.h>
 
 #include "agent.h"
-
-extern char **environ;
+#include "agent-spawn.h"
 #include "proto.h"
 #include "spec.h"
 #include "state.h"
 #include "tty-relay.h"
 #include "vcs-image.h"
-
-#define AGENT_START_TIMEOUT_MS 10000
-#define AGENT_IDLE_EXIT_S 300
 
 struct km_vcs {
         char *rootfs, *name, *cwd, *runtime;
@@ -297,70 +293,15 @@ static int connect_in_host(void *userdata, struct km_error *err) {
         return 0;
 }
 
-/* The agent binary: $KUBEMOUNT_AGENT_BINARY, this program if it is kubemount, else the installed one. */
-static int agent_binary(void) {
-        const char *env = getenv("KUBEMOUNT_AGENT_BINARY");
-        char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-        if (env && *env)
-                return open(env, O_PATH | O_CLOEXEC);
-        if (n > 0 && (self[n] = '\0', streq(path_basename(self), "kubemount")))
-                return open("/proc/self/exe", O_PATH | O_CLOEXEC);
-        return open(KM_BINDIR "/kubemount", O_PATH | O_CLOEXEC);
-}
-
-/* Starts `kubemount agent` in the host mount namespace, detached from us; waits until it listens. */
-static int agent_spawn(struct km_agent *a, struct km_error *err) {
-        _cleanup_close_ int bin = agent_binary(), ns = -EBADF;
-        char ready_env[32], idle[16];
-        int fds[2], status;
-        pid_t pid;
-
-        if (bin < 0)
-                return km_error_set(err, -errno, "the kubemount binary to start the agent with");
-        ns = open(a->host_ns ? a->host_ns : "/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (ns < 0 || pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "start the agent");
-        pid = fork();
-        if (pid == 0) {
-                char *argv[] = { (char *)"kubemount", (char *)"agent", (char *)"--state-dir", a->state_dir,
-                                 (char *)"--idle-exit", idle, NULL };
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-                if (setns(ns, CLONE_NEWNS) < 0 || setsid() < 0 || null < 0)
-                        _exit(1);
-                if (fork() != 0)
-                        _exit(0); /* the agent is nobody's child but init's */
-                snprintf(idle, sizeof(idle), "%d", AGENT_IDLE_EXIT_S);
-                snprintf(ready_env, sizeof(ready_env), "%d", fds[1]);
-                setenv("KUBEMOUNT_READY_FD", ready_env, 1);
-                (void)fcntl(fds[1], F_SETFD, 0);
-                dup2(null, 0), dup2(null, 1), dup2(null, 2);
-                syscall(SYS_execveat, bin, "", argv, environ, AT_EMPTY_PATH);
-                _exit(127);
-        }
-        close(fds[1]);
-        if (pid > 0)
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
-        struct pollfd p = { .fd = fds[0], .events = POLLIN };
-        char c = 0;
-        /* "1" once it listens; EOF if it died or lost the race to another agent (which then serves us). */
-        if (poll(&p, 1, AGENT_START_TIMEOUT_MS) == 1)
-                (void)!read(fds[0], &c, 1);
-        close(fds[0]);
-        return 0;
-}
-
 static int agent_connect(struct km_agent *a, struct km_error *err) {
         struct connect_args c = { a->state_dir, -EBADF, false };
         int r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
 
         if ((r == -ENOENT || r == -ECONNREFUSED) && c.host_pidns) {
-                r = agent_spawn(a, err);
-                if (r >= 0)
-                        r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
+                r = agent_spawn(a->state_dir, a->host_ns, err);
+                if (r < 0)
+                        return r; /* err says why: a missing binary is not a missing socket */
+                r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
         }
         if (r == -ENOENT || r == -ECONNREFUSED)
                 return km_error_set_plain(err, r,

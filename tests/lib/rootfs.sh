@@ -234,6 +234,8 @@ rootfs_copy() {
 # cannot be built: a test without it would say nothing.
 vcs_setup() {
         export KUBEMOUNT_STATE_DIR=$NODE/run/kubemount
+        # An agent that run starts is the installed kubemount unless named: this build's.
+        export KUBEMOUNT_AGENT_BINARY=$KUBEMOUNT
         mkdir -p "$NODE/run" || return 1
         rootfs_build || {
                 echo "Bail out! cannot build the test rootfs (tests/lib/rootfs.sh)"
