@@ -2,11 +2,14 @@
 /*
  * Layer unpacking (see unpack.h).  Choices worth knowing:
  *
- * - Paths: "./" and "." components and repeated slashes are dropped; an
- *   absolute path, a ".." component or an empty name is refused.  The parent
- *   is opened with openat2(RESOLVE_IN_ROOT), so a symlink of the image is
- *   followed but always inside the root; the last component is never
- *   followed.  A "./" directory entry (the root itself) is ignored.
+ * - Paths: leading slashes, "./" and "." components and repeated slashes
+ *   are dropped, so an absolute name ("/etc/x", umoci's "/" for the root)
+ *   names the same entry inside the root as its relative form, as containerd
+ *   and umoci read it; hard link targets likewise.  A ".." component or an
+ *   empty name is refused.  The parent is opened with
+ *   openat2(RESOLVE_IN_ROOT), so a symlink of the image is followed but
+ *   always inside the root; the last component is never followed.  A
+ *   directory entry for the root itself ("./", "/") is ignored.
  * - Opaque markers are applied where they appear.  This layer's entries are
  *   recorded as (parent dev, parent ino, name); the marker removes everything
  *   below its directory that is not recorded, keeping directories that still
@@ -292,16 +295,14 @@ static int entry_error(struct unpack *u, int r, bool refusal, const char *fmt, .
 #define entry_refuse(u, r, ...) entry_error(u, r, true, __VA_ARGS__)
 
 /*
- * "./a//b/." -> "a/b" into buf; "" names the root.  Absolute paths and ".."
- * are refused (-EPERM), as is an empty name (-EINVAL).
+ * "./a//b/." and "/a/b" -> "a/b" into buf; "" names the root.  ".." is
+ * refused (-EPERM), as is an empty name (-EINVAL).
  */
 static int normalize(const char *in, char *buf, size_t size, const char **why) {
         size_t n = 0;
 
         if (!*in)
                 return *why = "empty name", -EINVAL;
-        if (in[0] == '/')
-                return *why = "absolute path refused", -EPERM;
         if (strlen(in) >= size)
                 return *why = "name longer than PATH_MAX", -ENAMETOOLONG;
         for (const char *p = in; *p;) {
@@ -662,7 +663,7 @@ static int apply_entry(struct unpack *u, struct archive_entry *e) {
                 return r;
         if (!*u->path) {
                 if (type == AE_IFDIR && !link)
-                        return 0; /* "./": the root's own metadata is the caller's */
+                        return 0; /* "./" or "/": the root's own metadata is the caller's */
                 return entry_refuse(u, -EPERM, "names the root");
         }
         base = split_path(u->path, u->parent);

@@ -5,8 +5,9 @@
  * delete, opaque markers (.wh..wh..opq) empty a directory of what lower layers
  * put there, ownership and modes are kept (setuid/setgid bits dropped).
  * Every entry is confined to the root: paths are resolved below a held root
- * fd with openat2(RESOLVE_IN_ROOT), absolute and ".." paths and hard links
- * out of the root are refused, device nodes are skipped.  Limits stop bombs.
+ * fd with openat2(RESOLVE_IN_ROOT), absolute paths name entries inside it,
+ * ".." and hard links out of the root are refused, device nodes are skipped.
+ * Limits stop bombs.
  */
 #pragma once
 
