@@ -102,16 +102,20 @@ static json_t *strv_json(char **v) {
         return a;
 }
 
-/* Unpacks the layers in order into a new root filesystem, unless one exists for this manifest. */
+/*
+ * Unpacks the layers in order into a new root filesystem, unless the one in
+ * the store for this manifest matches its record (else it is replaced).
+ */
 static int unpack_image(struct store *st, const char *manifest_digest, const struct manifest *m, uint64_t *ret_bytes,
                         struct km_error *err) {
-        _cleanup_free_ char *tmp = NULL, *have = store_rootfs_path(st, manifest_digest);
+        _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int root = -EBADF;
-        int r = 0;
+        int r;
 
         *ret_bytes = 0;
-        if (have)
-                return 0;
+        r = store_rootfs_check(st, manifest_digest, err);
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = store_rootfs_begin(st, &tmp, &root, err);
         if (r < 0)
                 return r;
@@ -487,17 +491,48 @@ static int open_for(const char *text, const struct image_options *o, char **ret_
         return *ret_canonical ? store_open(store_dir(o), ret_store, err) : -ENOMEM;
 }
 
+/* The manifest's root filesystem unpacked again from the store's own blobs (it was missing or differed). */
+static int unpack_again(struct store *st, const char *digest, const struct image_options *o, struct km_error *err) {
+        _cleanup_free_ char *body = NULL;
+        struct manifest m = {};
+        uint64_t bytes = 0;
+        size_t size = 0;
+        int r;
+
+        r = store_blob_read(st, digest, MANIFEST_MAX_SIZE, &body, &size, err);
+        if (r >= 0)
+                r = manifest_parse(body, size, NULL, &m, err);
+        if (r >= 0 && m.kind != MANIFEST_IMAGE)
+                r = km_error_set_plain(err, -EBADMSG, "manifest %s: not an image manifest", digest);
+        if (r >= 0)
+                r = unpack_image(st, digest, &m, &bytes, err);
+        manifest_done(&m);
+        return r;
+}
+
 int image_resolve(const char *text, bool pull, const struct image_options *o, json_t **ret, struct km_error *err) {
         _cleanup_(store_closep) struct store *st = NULL;
         _cleanup_free_ char *canonical = NULL, *rootfs = NULL;
         json_t *rec = NULL;
         int r = open_for(text, o, &canonical, &st, err);
 
-        if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0 &&
-            (rootfs = store_rootfs_path(st, json_string_value(json_object_get(rec, "manifest")) ?: ""))) {
-                json_object_set_new(rec, "rootfs", json_string(rootfs));
-                *ret = rec;
-                return 0;
+        if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0) {
+                const char *manifest = json_string_value(json_object_get(rec, "manifest")) ?: "";
+                /* Never handed out unless it matches its record: else unpacked again from the verified blobs. */
+                int q = store_rootfs_check(st, manifest, NULL);
+
+                if (q == 0)
+                        q = unpack_again(st, manifest, o, err);
+                if (q < 0 && !pull) {
+                        json_decref(rec);
+                        return q;
+                }
+                rootfs = store_rootfs_path(st, manifest);
+                if (rootfs) {
+                        json_object_set_new(rec, "rootfs", json_string(rootfs));
+                        *ret = rec;
+                        return 0;
+                }
         }
         json_decref(rec);
         if (r < 0)
