@@ -28,16 +28,43 @@ static int read_limited(int fd, size_t max, char **ret, size_t *ret_size, const 
         return r < 0 ? km_error_set(err, r, "%s", what) : 0;
 }
 
-/* A blob of a layout: blobs/sha256/HEX, opened without following links. */
+/*
+ * A file of a layout (index.json, oci-layout, blobs/sha256/HEX): a regular
+ * file below the layout, reached through no symlink, opened without blocking
+ * (a FIFO in an archive must not hang the import).
+ */
+static int layout_open(struct source *src, const char *path, struct km_error *err) {
+        int fd = unpack_open_file(src->layout_fd, path);
+
+        if (fd == -ELOOP || fd == -EXDEV)
+                return km_error_set_plain(err, -ELOOP, "%s: %s: a symlink on the way, not followed", src->what, path);
+        if (fd == -EBADMSG)
+                return km_error_set_plain(err, fd, "%s: %s: not a regular file", src->what, path);
+        return fd >= 0 ? fd : km_error_set(err, fd, "%s: %s", src->what, path);
+}
+
+/* A blob of a layout: blobs/sha256/HEX. */
 static int layout_blob_open(struct source *src, const char *digest, struct km_error *err) {
         char path[128];
-        int fd;
 
         if (!digest_is_valid(digest))
                 return km_error_set_plain(err, -EBADMSG, "%s: invalid digest '%s'", src->what, digest);
         snprintf(path, sizeof(path), "blobs/sha256/%s", digest + strlen(DIGEST_SHA256_PREFIX));
-        fd = openat(src->layout_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        return fd >= 0 ? fd : km_error_set(err, -errno, "%s: %s", src->what, path);
+        return layout_open(src, path, err);
+}
+
+/* A file named by the user (an archive, a tarball): followed if a symlink, but only a regular file, never blocking. */
+static int open_input(const char *file, struct km_error *err) {
+        _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return km_error_set(err, -errno, "%s", file);
+        if (!S_ISREG(st.st_mode))
+                return km_error_set_plain(err, -EINVAL, "%s: not a regular file", file);
+        if (fcntl(fd, F_SETFL, O_RDONLY) < 0)
+                return km_error_set(err, -errno, "%s", file);
+        return TAKE_FD(fd);
 }
 
 /* The manifest bytes for reference (a tag for registries; always a digest for layouts), verified. */
@@ -246,17 +273,45 @@ int image_pull(const char *text, const struct image_options *o, json_t **ret, st
 
 /* ---- import ---------------------------------------------------------------- */
 
+/* The layout's oci-layout file: {"imageLayoutVersion": "1.x"}. */
+static int layout_check(struct source *src, struct km_error *err) {
+        _cleanup_close_ int fd = layout_open(src, "oci-layout", err);
+        _cleanup_free_ char *body = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        const char *version;
+        size_t size;
+        int r;
+
+        if (fd == -ENOENT)
+                return km_error_set_plain(err, fd, "%s: no oci-layout file: not an OCI image layout", src->what);
+        if (fd < 0)
+                return fd;
+        r = read_limited(fd, 4096, &body, &size, "oci-layout", err);
+        if (r < 0)
+                return r;
+        j = json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL);
+        version = json_string_value(json_object_get(j, "imageLayoutVersion"));
+        if (!version || !startswith(version, "1."))
+                return km_error_set_plain(err, -EBADMSG, "%s: oci-layout: not an OCI image layout of version 1",
+                                          src->what);
+        return 0;
+}
+
 /* The index.json entry to import: the one named tag, or the only one; with its own name. */
 static int layout_pick(struct source *src, const char *tag, char digest[72], char **ret_name, struct km_error *err) {
-        _cleanup_close_ int fd = openat(src->layout_fd, "index.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *body = NULL;
         _cleanup_json_ json_t *index = NULL;
         json_t *entries, *e, *pick = NULL;
         size_t size, i;
         int r;
 
+        r = layout_check(src, err);
+        if (r < 0)
+                return r;
+        fd = layout_open(src, "index.json", err);
         if (fd < 0)
-                return km_error_set(err, -errno, "%s: index.json", src->what);
+                return fd;
         r = read_limited(fd, MANIFEST_MAX_SIZE, &body, &size, "index.json", err);
         if (r < 0)
                 return r;
@@ -324,12 +379,12 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
 /* An OCI archive unpacked (confined, with limits) into a tmp dir of the store, then imported as a layout. */
 static int import_archive(struct store *st, const char *file, const char *tag, const char *name, const char *source,
                           const struct image_options *o, json_t **ret, struct km_error *err) {
-        _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC), dir = -EBADF;
+        _cleanup_close_ int in = open_input(file, err), dir = -EBADF;
         _cleanup_free_ char *tmp = NULL;
         int r;
 
         if (in < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return in;
         r = store_rootfs_begin(st, &tmp, &dir, err);
         if (r >= 0)
                 r = unpack_layer(in, dir, NULL, NULL, err);
@@ -373,7 +428,7 @@ static int put_json(struct store *st, json_t *doc, const char *media_type, struc
 /* A root filesystem tarball becomes a one-layer OCI image. */
 static int import_rootfs(struct store *st, const char *file, const char *name, const char *source, json_t **ret,
                          struct km_error *err) {
-        _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC), out = -EBADF;
+        _cleanup_close_ int in = -EBADF, out = -EBADF;
         _cleanup_free_ char *tmp = NULL, *canonical = NULL, *body = NULL;
         _cleanup_json_ json_t *config = NULL, *manifest = NULL;
         struct descriptor layer = {}, cfg = {}, man = {};
@@ -387,8 +442,9 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
 
         if (!name)
                 return km_error_set_plain(err, -EINVAL, "%s: a root filesystem import needs NAME[:TAG]", source);
+        in = open_input(file, err);
         if (in < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return in;
         r = image_ref_parse(name, &ref, err);
         if (r < 0)
                 return r;

@@ -135,6 +135,25 @@ static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve) 
         return -EAGAIN;
 }
 
+int unpack_open_file(int dirfd, const char *path) {
+        struct stat st;
+        int r, fd = openat2_fd(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (!S_ISREG(st.st_mode))
+                r = -EBADMSG;
+        else if (fcntl(fd, F_SETFL, O_RDONLY) < 0) /* O_NONBLOCK off again */
+                r = -errno;
+        else
+                return fd;
+        close(fd);
+        return r;
+}
+
 /* A child directory opened for reading: never through a symlink, never onto another mount. */
 static int open_child_dir(int dirfd, const char *name) {
         return openat2_fd(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,

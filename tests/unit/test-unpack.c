@@ -448,6 +448,31 @@ static void test_bad_whiteouts_refused(void **state) {
         apply_refused(one_entry(".wh.", AE_IFREG, NULL), -EINVAL, "layer: entry '.wh.': invalid whiteout");
 }
 
+/* Layout files (image.c): a regular file below the dir, no symlink, no FIFO that would block (issue 9 item 15). */
+static void test_open_file(void **state) {
+        int dfd = openat(F->basefd, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+
+        assert_true(dfd >= 0);
+        assert_int_equal(mkdirat(dfd, "blobs", 0755), 0);
+        fd = openat(dfd, "blobs/f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(mkfifoat(dfd, "fifo", 0644), 0);
+        assert_int_equal(symlinkat("blobs/f", dfd, "link"), 0);
+        assert_int_equal(symlinkat("blobs", dfd, "dirlink"), 0);
+        fd = unpack_open_file(dfd, "blobs/f");
+        assert_true(fd >= 0);
+        assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_RDONLY);
+        close(fd);
+        assert_int_equal(unpack_open_file(dfd, "fifo"), -EBADMSG); /* at once: a blocking open would hang here */
+        assert_int_equal(unpack_open_file(dfd, "blobs"), -EBADMSG);
+        assert_int_equal(unpack_open_file(dfd, "link"), -ELOOP);
+        assert_int_equal(unpack_open_file(dfd, "dirlink/f"), -ELOOP);
+        assert_int_equal(unpack_open_file(dfd, "../canary/victim"), -EXDEV);
+        assert_int_equal(unpack_open_file(dfd, "missing"), -ENOENT);
+        close(dfd);
+}
+
 /*
  * Runs fn in a child in a private mount namespace (root only), with the
  * fixture's fds reopened there: fds from before unshare() still walk the
@@ -834,6 +859,7 @@ int main(void) {
                 T(test_root_names_refused),
                 T(test_devices_skipped_setuid_dropped),
                 T(test_bad_whiteouts_refused),
+                T(test_open_file),
                 T(test_link_to_etc_then_passwd),
                 T(test_gzip_bomb_stopped),
                 T(test_too_many_entries_stopped),
