@@ -129,12 +129,17 @@ static json_t *strv_json(char **v) {
         return a;
 }
 
+static uint64_t max_image_bytes(const struct image_options *o) {
+        return o && o->max_image_bytes ? o->max_image_bytes : IMAGE_MAX_BYTES_DEFAULT;
+}
+
 /*
  * Unpacks the layers in order into a new root filesystem, unless the one in
  * the store for this manifest matches its record (else it is replaced).
  */
-static int unpack_image(struct store *st, const char *manifest_digest, const struct manifest *m, uint64_t *ret_bytes,
-                        struct km_error *err) {
+static int unpack_image(struct store *st, const char *manifest_digest, const struct manifest *m,
+                        const struct image_options *o, uint64_t *ret_bytes, struct km_error *err) {
+        struct unpack_limits lim = {.max_image_bytes = max_image_bytes(o)};
         _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int root = -EBADF;
         int r;
@@ -150,7 +155,8 @@ static int unpack_image(struct store *st, const char *manifest_digest, const str
                 _cleanup_close_ int fd = store_blob_open(st, m->layers[i].digest, err);
                 struct unpack_stats stats = {};
 
-                r = fd < 0 ? fd : unpack_layer(fd, root, NULL, &stats, err);
+                lim.image_bytes_before = *ret_bytes;
+                r = fd < 0 ? fd : unpack_layer(fd, root, &lim, &stats, err);
                 *ret_bytes += stats.bytes;
         }
         if (r < 0) {
@@ -166,6 +172,19 @@ static const char *store_dir(const struct image_options *o) {
         const char *env = getenv("KUBEMOUNT_STORE_DIR");
 
         return o && o->store_dir ? o->store_dir : env && *env ? env : STORE_DIR_DEFAULT;
+}
+
+/* What the manifest declares is refused before anything is fetched when it alone is over the image's limit. */
+static int check_declared(struct source *src, const struct manifest *m, const struct image_options *o,
+                          struct km_error *err) {
+        uint64_t total = m->config.size, max = max_image_bytes(o);
+
+        for (size_t i = 0; i < m->n_layers && total <= max; i++)
+                total = m->layers[i].size > UINT64_MAX - total ? UINT64_MAX : total + m->layers[i].size;
+        if (total > max)
+                return km_error_set_plain(err, -EFBIG, "%s: its layers are over the image size limit of %llu bytes",
+                                          src->what, (unsigned long long)max);
+        return 0;
 }
 
 /*
@@ -201,6 +220,8 @@ static int fetch_image(struct source *src, struct store *st, const char *referen
                         r = km_error_set_plain(err, -EBADMSG, "%s: an index inside an index", src->what);
         }
         if (r >= 0)
+                r = check_declared(src, m, o, err);
+        if (r >= 0)
                 r = store_blob_put(st, digest, body, size, err);
         if (r >= 0)
                 r = source_blob(src, st, &m->config, err);
@@ -211,7 +232,7 @@ static int fetch_image(struct source *src, struct store *st, const char *referen
 
 /* Unpacks and records the image under ref. */
 static int finish(struct store *st, const char *ref, const char *digest, const struct manifest *m, const char *source,
-                  json_t **ret, struct km_error *err) {
+                  const struct image_options *o, json_t **ret, struct km_error *err) {
         _cleanup_free_ char *config = NULL, *rootfs = NULL;
         struct image_config ic = {};
         size_t config_size = 0;
@@ -220,7 +241,7 @@ static int finish(struct store *st, const char *ref, const char *digest, const s
         json_t *rec;
         int r;
 
-        r = unpack_image(st, digest, m, &bytes, err);
+        r = unpack_image(st, digest, m, o, &bytes, err);
         if (r >= 0)
                 r = store_blob_read(st, m->config.digest, MANIFEST_MAX_SIZE, &config, &config_size, err);
         if (r >= 0)
@@ -265,7 +286,7 @@ int image_pull(const char *text, const struct image_options *o, json_t **ret, st
                 r = fetch_image(&src, st, ref.digest ? ref.digest : ref.tag, o, digest, &m, err);
         }
         if (r >= 0)
-                r = finish(st, canonical, digest, &m, "registry", ret, err);
+                r = finish(st, canonical, digest, &m, "registry", o, ret, err);
         manifest_done(&m);
         image_ref_done(&ref);
         return r;
@@ -370,7 +391,7 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
         if (r >= 0)
                 r = fetch_image(&src, st, entry, o, digest, &m, err);
         if (r >= 0)
-                r = finish(st, canonical, digest, &m, source, ret, err);
+                r = finish(st, canonical, digest, &m, source, o, ret, err);
         manifest_done(&m);
         image_ref_done(&ref);
         return r;
@@ -379,6 +400,8 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
 /* An OCI archive unpacked (confined, with limits) into a tmp dir of the store, then imported as a layout. */
 static int import_archive(struct store *st, const char *file, const char *tag, const char *name, const char *source,
                           const struct image_options *o, json_t **ret, struct km_error *err) {
+        /* The archive's blobs count against the image's limit too: they are on the disk meanwhile. */
+        struct unpack_limits lim = {.max_image_bytes = max_image_bytes(o)};
         _cleanup_close_ int in = open_input(file, err), dir = -EBADF;
         _cleanup_free_ char *tmp = NULL;
         int r;
@@ -387,7 +410,7 @@ static int import_archive(struct store *st, const char *file, const char *tag, c
                 return in;
         r = store_rootfs_begin(st, &tmp, &dir, err);
         if (r >= 0)
-                r = unpack_layer(in, dir, NULL, NULL, err);
+                r = unpack_layer(in, dir, &lim, NULL, err);
         if (r >= 0)
                 r = import_layout(st, dir, file, tag, name, source, o, ret, err);
         closep(&dir);
@@ -426,8 +449,8 @@ static int put_json(struct store *st, json_t *doc, const char *media_type, struc
 }
 
 /* A root filesystem tarball becomes a one-layer OCI image. */
-static int import_rootfs(struct store *st, const char *file, const char *name, const char *source, json_t **ret,
-                         struct km_error *err) {
+static int import_rootfs(struct store *st, const char *file, const char *name, const char *source,
+                         const struct image_options *o, json_t **ret, struct km_error *err) {
         _cleanup_close_ int in = -EBADF, out = -EBADF;
         _cleanup_free_ char *tmp = NULL, *canonical = NULL, *body = NULL;
         _cleanup_json_ json_t *config = NULL, *manifest = NULL;
@@ -454,6 +477,9 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         if (r < 0)
                 return km_error_set(err, r, "%s", file);
         layer.size = size;
+        if (size > max_image_bytes(o))
+                return km_error_set_plain(err, -EFBIG, "%s: over the image size limit of %llu bytes", file,
+                                          (unsigned long long)max_image_bytes(o));
         layer.media_type = (char *)layer_media_type(in);
         out = store_blob_begin(st, &tmp, err);
         if (out < 0)
@@ -483,7 +509,7 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         if (r >= 0)
                 r = manifest_parse(body, man.size, MT_OCI_MANIFEST, &m, err);
         if (r >= 0)
-                r = finish(st, canonical, man.digest, &m, source, ret, err);
+                r = finish(st, canonical, man.digest, &m, source, o, ret, err);
         manifest_done(&m);
         return r;
 }
@@ -516,7 +542,7 @@ int image_import(const char *source, const char *name, const struct image_option
         if (r < 0)
                 return r;
         if (startswith(source, "rootfs:"))
-                return import_rootfs(st, path, name, source, ret, err);
+                return import_rootfs(st, path, name, source, o, ret, err);
         if (startswith(source, "oci-archive:"))
                 return import_archive(st, path, tag, name, source, o, ret, err);
         _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -561,7 +587,7 @@ static int unpack_again(struct store *st, const char *digest, const struct image
         if (r >= 0 && m.kind != MANIFEST_IMAGE)
                 r = km_error_set_plain(err, -EBADMSG, "manifest %s: not an image manifest", digest);
         if (r >= 0)
-                r = unpack_image(st, digest, &m, &bytes, err);
+                r = unpack_image(st, digest, &m, o, &bytes, err);
         manifest_done(&m);
         return r;
 }

@@ -17,7 +17,8 @@
  * - Directory modes and times are set after the whole layer (children change
  *   a directory's mtime; a 0555 directory would stop an unprivileged run).
  * - Regular files: max_file bounds a file's size, holes included; max_bytes
- *   bounds the data written plus the data of entries that are skipped.
+ *   bounds the data written plus the data of entries that are skipped, and
+ *   max_image_bytes the same counted over all the layers of an image.
  * - Not kept: xattrs and ACLs (security.capability would give file
  *   capabilities), device nodes and sockets (skipped and counted).
  * - Linux 5.6 (openat2) is required, as it is by the launcher; so is it for
@@ -457,11 +458,23 @@ static int make_room(struct unpack *u, int pfd, const char *name, bool keep_dir)
         return r < 0 ? entry_fail(u, r, "replacing the existing entry") : 0;
 }
 
-/* Counts bytes written or skipped against max_bytes. */
+/* What the image may still take: its total budget less the layers before and this one so far. */
+static uint64_t image_room(const struct unpack *u) {
+        uint64_t used = u->lim.image_bytes_before + u->st.bytes;
+
+        if (!u->lim.max_image_bytes)
+                return UINT64_MAX;
+        return used >= u->lim.image_bytes_before && used <= u->lim.max_image_bytes ? u->lim.max_image_bytes - used : 0;
+}
+
+/* Counts bytes written or skipped against max_bytes and the image's budget. */
 static int count_bytes(struct unpack *u, uint64_t more) {
         if (more > u->lim.max_bytes - u->st.bytes)
                 return entry_refuse(u, -EFBIG, "layer larger than max_bytes (%llu)",
                                     (unsigned long long)u->lim.max_bytes);
+        if (more > image_room(u))
+                return entry_refuse(u, -EFBIG, "the image unpacks to more than its limit of %llu bytes",
+                                    (unsigned long long)u->lim.max_image_bytes);
         u->st.bytes += more;
         return 0;
 }
@@ -509,7 +522,8 @@ static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const 
         if (size < 0 || (uint64_t)size > u->lim.max_file)
                 return entry_refuse(u, -EFBIG, "file larger than max_file (%llu)", (unsigned long long)u->lim.max_file);
         /* Caught before any work when the file has no holes (count_bytes then fails); else block by block. */
-        if (sym_archive_entry_sparse_count(e) == 0 && (uint64_t)size > u->lim.max_bytes - u->st.bytes)
+        if (sym_archive_entry_sparse_count(e) == 0 &&
+            ((uint64_t)size > u->lim.max_bytes - u->st.bytes || (uint64_t)size > image_room(u)))
                 return count_bytes(u, size);
         /* 0600 until complete: no partial file is ever readable by others, nor setuid. */
         fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

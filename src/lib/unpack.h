@@ -19,6 +19,8 @@ struct unpack_limits {
         uint64_t max_bytes;   /* total bytes written (default 8 GiB) */
         uint64_t max_entries; /* default 1,000,000 */
         uint64_t max_file;    /* one file (default 4 GiB) */
+        /* The image's budget, counted like max_bytes over all its layers (0: none), and what the layers before used. */
+        uint64_t max_image_bytes, image_bytes_before;
 };
 
 struct unpack_stats {

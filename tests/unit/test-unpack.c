@@ -582,6 +582,34 @@ static void test_gzip_bomb_stopped(void **state) {
         fresh_root(); /* the caller drops the partial layer */
 }
 
+/* The image's budget counts the layers before this one (item 16 of issue 9). */
+static void test_image_budget(void **state) {
+        struct unpack_limits lim = {.max_image_bytes = MiB, .image_bytes_before = 600 * 1024};
+        _cleanup_free_ char *data = calloc(1, 500 * 1024 + 1);
+        struct unpack_stats st = {};
+        struct km_error err = {};
+        int fd;
+        struct archive *a;
+
+        assert_non_null(data);
+        memset(data, 'x', 500 * 1024);
+        a = tw_new('g', &fd);
+        tw_file(a, "small", 0644, "fits");
+        tw_file(a, "big", 0644, data);
+        assert_int_equal(apply(tw_done(a, fd), &lim, &st, &err), -EFBIG);
+        assert_string_equal(err.message,
+                            "layer: entry 'big': the image unpacks to more than its limit of 1048576 bytes");
+        fresh_root();
+        lim.image_bytes_before = 2 * MiB; /* already over: nothing more fits */
+        assert_int_equal(apply(one_entry("x", AE_IFREG, NULL), &lim, NULL, &err), -EFBIG);
+        fresh_root();
+        lim.image_bytes_before = 400 * 1024;
+        a = tw_new('g', &fd);
+        tw_file(a, "big", 0644, data);
+        assert_int_equal(apply(tw_done(a, fd), &lim, &st, &err), 0);
+        assert_int_equal(st.bytes, 500 * 1024);
+}
+
 static void test_too_many_entries_stopped(void **state) {
         static const struct unpack_limits lim = {.max_entries = 1000};
         struct unpack_stats st = {};
@@ -862,6 +890,7 @@ int main(void) {
                 T(test_open_file),
                 T(test_link_to_etc_then_passwd),
                 T(test_gzip_bomb_stopped),
+                T(test_image_budget),
                 T(test_too_many_entries_stopped),
                 T(test_big_file_stopped),
                 T(test_whiteouts_and_opaque_across_layers),
