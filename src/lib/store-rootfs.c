@@ -423,10 +423,8 @@ int store_rootfs_check(struct store *s, const char *manifest_digest, struct km_e
         r = tree_matches(s, fd, hex, &why);
         if (r < 0)
                 return km_error_set(err, r, "rootfs %s: check %s/rootfs/%s", manifest_digest, s->path, hex);
-        if (r == 0) {
-                km_log(KM_LOG_WARNING, "store %s: rootfs/%s: %s", s->path, hex, why);
+        if (r == 0)
                 return km_error_set_plain(err, 0, "rootfs %s/rootfs/%s: %s", s->path, hex, why);
-        }
         snprintf(s->verified, sizeof(s->verified), "%s", hex);
         return 1;
 }
