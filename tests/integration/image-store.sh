@@ -28,7 +28,18 @@ W=$KM_SCRATCH/store-test
 mkdir -p "$W/rootfs/bin"
 cp /bin/busybox "$W/rootfs/bin/busybox" || { echo "Bail out! cannot copy /bin/busybox"; exit 1; }
 
-rootfs_of() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rootfs"])' "$1" 2>/dev/null; }
+# The test writes into the tree it gets: anything but a tree in the test's own
+# store would write into the machine (an empty answer made it /bin/busybox).
+# rootfs_of JSON: sets tree.
+rootfs_of() {
+        local t
+        t=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rootfs"])' "$1" 2>/dev/null)
+        if [[ -z $t || $t != "$KUBEMOUNT_STORE_DIR"/* || ! -d $t ]]; then
+                echo "Bail out! no image root in the test's store: '$t' (import said: $1)"
+                exit 1
+        fi
+        tree=$t
+}
 # layer_of LAYOUT: the first layer digest (hex) of the layout's first image
 layer_of() {
         python3 - "$1" <<'EOF'
@@ -98,7 +109,7 @@ with tarfile.open(w + "/rootlink.tar", "w", format=tarfile.GNU_FORMAT) as t:
 EOF
 run km image import --json "rootfs:$W/abs.tar" local/abs:1
 is "$RC" 0 "image import of a layer with absolute names"
-tree=$(rootfs_of "$OUT")
+rootfs_of "$OUT"
 is "$(cat "$W/canary")" canary "... the host file its name names is untouched"
 is "$(cat "$tree/$W/canary" 2>&1)" inside "... the entry is inside the image's root"
 run km run --image local/abs:1 -- /bin/busybox cat /hard
@@ -114,7 +125,7 @@ like "$ERR" "names the root" "... and says so"
 # ---- item 9: a tree that differs from its image is unpacked again ----
 
 run km image import --json "oci:$W/umoci:t" local/umoci:1
-tree=$(rootfs_of "$OUT")
+rootfs_of "$OUT"
 sum=$(sha256sum <"$tree/bin/busybox")
 t0=$(date +%s%N)
 check "re-import of an unchanged image" km image import "oci:$W/umoci:t" local/umoci:1
