@@ -6,6 +6,8 @@
 #include "store.h"
 
 #define HEX_LEN 64
+/* rootfs/HEX.old-XXXXXX: a replaced tree, kept while containers of the image live (store-rootfs.c). */
+#define ROOTFS_OLD_MARK ".old-"
 
 struct store {
         char *path; /* absolute, without control characters: used in messages as it is */

@@ -16,7 +16,8 @@
  *
  * Replacing a tree that differs: the new one is unpacked in tmp/ and swapped
  * in with renameat2(RENAME_EXCHANGE), so rootfs/HEX is always a whole tree;
- * the old one, now in tmp/, is removed.  A writer holds flock(LOCK_EX) on the
+ * the old one is set aside as rootfs/HEX.old-XXXXXX, for the containers that
+ * may still run from it, and gc removes it once none of the image is left.  A writer holds flock(LOCK_EX) on the
  * tree's directory from the moment it is in place until its record is
  * written, and a writer that finds a tree in place decides to keep or
  * replace it under the same lock, so two writers never throw away each
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -275,22 +277,35 @@ static bool same_inode(int dfd, const char *name, int fd) {
 }
 
 /*
- * Moves what is at rootfs/HEX out of the way (into tmp/, removed there) where
- * renameat2(RENAME_EXCHANGE) is missing; the caller then places its own.
+ * Moves DFD/NAME, a tree that was replaced (or junk in its place), to
+ * rootfs/HEX.old-XXXXXX: containers started from it may still run from it.
+ * gc removes it once no live container of the image is left (store.c).
  */
-static int move_aside(struct store *s, const char *hex, const char *digest, struct km_error *err) {
-        _cleanup_free_ char *aside = NULL;
-        int fd = store_make_tmp(s, "stale-", true, &aside, err), r = 0;
+static int retire(struct store *s, int dfd, const char *name, const char *hex, const char *digest,
+                  struct km_error *err) {
+        static unsigned counter;
+        char old[HEX_LEN + sizeof(ROOTFS_OLD_MARK) + 8];
+        struct stat st;
 
-        if (fd < 0)
-                return fd;
-        close(fd);
-        /* A directory replaces the empty one; anything else is unlinked. */
-        if (renameat(s->rootfs_fd, hex, s->tmp_fd, aside) < 0 &&
-            (errno != ENOTDIR || unlinkat(s->rootfs_fd, hex, 0) < 0))
-                r = km_error_set(err, -errno, "rootfs %s: move the old tree aside", digest);
-        store_drop_tmp(s, aside);
-        return r;
+        for (unsigned tries = 0;; tries++) {
+                uint64_t rnd = 0;
+
+                if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+                        rnd = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ ++counter;
+                snprintf(old, sizeof(old), "%s" ROOTFS_OLD_MARK "%06llx", hex, (unsigned long long)(rnd & 0xffffff));
+                if (renameat2(dfd, name, s->rootfs_fd, old, RENAME_NOREPLACE) == 0)
+                        break;
+                /* No RENAME_NOREPLACE here: look, then rename. */
+                if ((errno == EINVAL || errno == ENOSYS) && fstatat(s->rootfs_fd, old, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+                    errno == ENOENT && renameat(dfd, name, s->rootfs_fd, old) == 0)
+                        break;
+                if ((errno != EEXIST && errno != ENOTEMPTY && errno != EINVAL && errno != ENOSYS) || tries >= 100)
+                        return km_error_set(err, -errno, "rootfs %s: set the old tree aside as %s/rootfs/%s", digest,
+                                            s->path, old);
+        }
+        km_log(KM_LOG_INFO, "store %s: the old tree is rootfs/%s until no container of the image is left", s->path,
+               old);
+        return 0;
 }
 
 /* Renames tmp/TMPNAME to rootfs/HEX unless something is there: 1 done, 0 something is there, or -errno. */
@@ -353,12 +368,14 @@ static int rootfs_place(struct store *s, int ours, const char *tmpname, const ch
                 km_log(KM_LOG_WARNING, "store %s: rootfs/%s: %s: replaced by a new unpack", s->path, hex, why);
                 if (renameat2(s->tmp_fd, tmpname, s->rootfs_fd, hex, RENAME_EXCHANGE) == 0) {
                         r = seal(s, ours, hex, digest, err);
-                        store_drop_tmp(s, tmpname); /* the old tree, now in tmp/ */
+                        /* The old tree is now tmp/TMPNAME: on failure it goes with tmp/ at the next exclusive open. */
+                        (void)retire(s, s->tmp_fd, tmpname, hex, digest, NULL);
                         return r;
                 }
                 if (errno != EINVAL && errno != ENOSYS)
                         return km_error_set(err, -errno, "rootfs %s: exchange with %s/rootfs/%s", digest, s->path, hex);
-                r = move_aside(s, hex, digest, err);
+                /* No RENAME_EXCHANGE here: the old one aside first, then ours in its place. */
+                r = retire(s, s->rootfs_fd, hex, hex, digest, err);
                 if (r < 0)
                         return r;
         }

@@ -657,11 +657,21 @@ static int mark_refs(struct store *s, json_t *marked, struct km_error *err) {
         return 0;
 }
 
-/* Whether rootfs/NAME is (or holds) one of the keep paths, by name or by inode. */
+/*
+ * Whether rootfs/NAME is (or holds) one of the keep paths, by name or by
+ * inode.  A replaced tree, HEX.old-XXXXXX, is kept while the image's own
+ * rootfs/HEX is: its containers may have started before the replacement.
+ */
 static bool rootfs_kept(struct store *s, const char *name, char *const *keep) {
         _cleanup_free_ char *dir = NULL;
         struct stat a, b;
 
+        if (strlen(name) > HEX_LEN && startswith(name + HEX_LEN, ROOTFS_OLD_MARK)) {
+                char hex[HEX_LEN + 1];
+
+                snprintf(hex, sizeof(hex), "%.*s", HEX_LEN, name);
+                return rootfs_kept(s, hex, keep);
+        }
         if (asprintf(&dir, "%s/rootfs/%s", streq(s->path, "/") ? "" : s->path, name) < 0)
                 return true; /* out of memory: keep rather than guess */
         if (fstatat(s->rootfs_fd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)

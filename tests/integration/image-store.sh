@@ -149,6 +149,12 @@ run km run --image local/umoci:1 -- /bin/busybox sh -c 'test -e /bin/mount.nfs &
 is "$RC:$OUT" "0:absent" "what a container wrote into its root is not in the next container of the image"
 holds "... nor in the store's tree" test ! -e "$tree/bin/mount.nfs"
 is "$(sha256sum <"$tree/bin/busybox")" "$sum" "... whose files have the image's bytes"
+old=$(find "$KUBEMOUNT_STORE_DIR/rootfs" -maxdepth 1 -name "$(basename "$tree").old-*" | wc -l)
+((old > 0)) && ok "the replaced trees are set aside ($old) for containers that may still run from them" ||
+        not_ok "the replaced trees are set aside for containers that may still run from them"
+check "rmi of the image's references" km rmi local/umoci:1 local/umoci-archive:1
+is "$(find "$KUBEMOUNT_STORE_DIR/rootfs" "$KUBEMOUNT_STORE_DIR/sums" -maxdepth 1 -name "$(basename "$tree")*" | wc -l)" 0 \
+        "... removes its tree, its record and the replaced trees (no container of it is left)"
 
 # ---- item 15: FIFOs and symlinks in a layout ----
 

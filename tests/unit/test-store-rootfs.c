@@ -236,8 +236,46 @@ static void change(int which) {
         }
 }
 
+/* The one rootfs/HEX.old-XXXXXX (a replaced tree), or NULL. */
+static char *old_tree(void) {
+        DIR *d = opendir(P("rootfs"));
+        char *found = NULL;
+
+        assert_non_null(d);
+        for (struct dirent *de; (de = readdir(d));)
+                if (strncmp(de->d_name, D + 7, 64) == 0 && strncmp(de->d_name + 64, ".old-", 5) == 0) {
+                        assert_null(found);
+                        found = strdup(P("rootfs/%s", de->d_name));
+                }
+        closedir(d);
+        return found;
+}
+
+/* A reference to the image: gc keeps its tree and record, and removes a replaced tree no container holds. */
+static void set_ref(void) {
+        struct km_error err = {};
+        struct store *s = open_store();
+        json_t *rec = json_pack("{s:s}", "manifest", D);
+
+        assert_int_equal(store_ref_set(s, "local/img:1", rec, &err), 0);
+        json_decref(rec);
+        store_close(s);
+}
+
+static void gc(char *const *keep) {
+        struct km_error err = {};
+        struct store *s = open_store();
+        uint64_t freed = 0;
+
+        if (store_gc(s, keep, &freed, &err) < 0)
+                fail_msg("gc: %s", err.message);
+        store_close(s);
+}
+
 static void test_changed_tree_not_handed_out(void **state) {
+        set_ref();
         for (int which = 0; which <= 11; which++) {
+                _cleanup_free_ char *old = NULL;
                 struct km_error err = {};
                 struct store *s;
 
@@ -258,8 +296,16 @@ static void test_changed_tree_not_handed_out(void **state) {
                 assert_content(T("etc/conf"), "conf\n");
                 assert_int_equal(access(T("mount.nfs"), F_OK), -1);
                 assert_int_equal(access(T("bin/mount.nfs"), F_OK), -1);
+                assert_int_equal(count("tmp"), 0);
+                /* The old tree is set aside for containers that may run from it; gc removes it when none does. */
+                old = old_tree();
+                assert_non_null(old);
+                assert_int_equal(count("rootfs"), 2);
+                if (which == 0)
+                        assert_content(P("%s/mount.nfs", old + strlen(store_dir) + 1), "#!/bin/sh\n");
+                gc(NULL);
                 assert_int_equal(count("rootfs"), 1);
-                assert_int_equal(count("tmp"), 0); /* the old tree is gone */
+                assert_int_equal(check(), 1);
                 unlink(P("tool-elsewhere"));
                 if (which == 11) {
                         nftw(P("old"), rm_entry, 16, FTW_PHYS);
@@ -325,30 +371,35 @@ static void test_concurrent_replacement(void **state) {
         }
         assert_int_equal(check(), 1);
         assert_int_equal(access(T("bin/mount.nfs"), F_OK), -1);
-        assert_int_equal(count("rootfs"), 1);
+        assert_int_equal(count("rootfs"), 2); /* replaced once: the new tree and the old one set aside */
         assert_int_equal(count("sums"), 1);
         assert_int_equal(count("tmp"), 0);
 }
 
-/* gc: a record goes with its tree, and stays with a tree a live container keeps. */
+/*
+ * gc: a record goes with its tree and stays with a tree a live container
+ * keeps; a replaced tree stays while a container of the image lives (it may
+ * have started from it), also when the image's reference is gone.
+ */
 static void test_gc_removes_record_with_tree(void **state) {
+        char *keep[] = {(char *)T(""), NULL};
         struct km_error err = {};
         struct store *s;
-        uint64_t freed = 0;
 
         committed_tree();
+        tick();
+        change(0);
         s = open_store();
-        {
-                char *keep[] = {(char *)T("bin"), NULL};
-
-                assert_int_equal(store_gc(s, keep, &freed, &err), 0);
-        }
-        assert_int_equal(count("rootfs"), 1);
+        assert_int_equal(commit_tree(s, &err), 0);
+        store_close(s);
+        assert_int_equal(count("rootfs"), 2);
+        gc(keep);
+        assert_int_equal(count("rootfs"), 2);
         assert_int_equal(count("sums"), 1);
-        assert_int_equal(store_gc(s, NULL, &freed, &err), 0);
+        assert_int_equal(check(), 1);
+        gc(NULL);
         assert_int_equal(count("rootfs"), 0);
         assert_int_equal(count("sums"), 0);
-        store_close(s);
 }
 
 int main(void) {
