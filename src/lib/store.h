@@ -57,8 +57,10 @@ int store_rootfs_begin(struct store *s, char **ret_tmpname, int *ret_fd, struct 
 /*
  * Puts the tree in place with its record, unless a tree that matches its own
  * record is there already (then ours goes); one that does not match is
- * replaced (renameat2 RENAME_EXCHANGE) and removed.  The tmp dir is consumed
- * either way: on failure it is removed (the caller's fd then shows a deleted dir).
+ * replaced (renameat2 RENAME_EXCHANGE) and set aside as rootfs/HEX.old-XXXXXX,
+ * which gc removes once no container of the image is left (keep_rootfs).  The
+ * tmp dir is consumed either way: on failure it is removed (the caller's fd
+ * then shows a deleted dir).
  */
 int store_rootfs_commit(struct store *s, const char *tmpname, const char *manifest_digest, struct km_error *err);
 /* Removes a tmp/ rootfs that will not be committed (a failed unpack). */
@@ -83,8 +85,10 @@ int store_ref_remove(struct store *s, const char *ref, struct km_error *err);
 int store_ref_list(struct store *s, json_t **ret, struct km_error *err);
 
 /*
- * Removes blobs and rootfs dirs that no reference reaches and whose rootfs
- * path is not in keep (root paths of live containers); returns bytes freed.
+ * Removes blobs and rootfs dirs (with their records) that no reference
+ * reaches and whose rootfs path is not in keep (root paths of live
+ * containers; a replaced HEX.old-XXXXXX goes with HEX's keep paths only);
+ * returns bytes freed.
  * -EBUSY ("the store is in use") when other handles, in any process, keep the
  * store open for about a second; tmp/ is emptied too.
  */
