@@ -266,7 +266,7 @@ int km_vcs_gc(struct km_agent *a, const char *kubelet_dir, char **json, struct k
  * Where and how: the store dir, the host mount namespace the store lives in
  * (entered in-process, as for mounts), registries allowed over plain HTTP,
  * extra CA directories (HOST:PORT/ca.crt), docker-style auth files, the
- * platform to choose in an index, a terminal for progress.
+ * platform to choose in an index, a terminal for progress, a size limit.
  */
 struct km_image_options;
 struct km_image_options *km_image_options_new(void);
@@ -278,6 +278,8 @@ int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir);
 int km_image_options_add_auth_file(struct km_image_options *o, const char *path);
 int km_image_options_set_platform(struct km_image_options *o, const char *os_arch_variant); /* "linux/arm64/v8" */
 void km_image_options_set_progress_fd(struct km_image_options *o, int fd);
+/* What one image may take: the bytes its layers declare, and unpack to all together (0: the default, 16 GiB). */
+void km_image_options_set_max_image_size(struct km_image_options *o, uint64_t bytes);
 
 /* Each returns the image's record as JSON text (free()): {"ref", "manifest", "config", "rootfs", ...}. */
 int km_image_pull(const struct km_image_options *o, const char *ref, char **json, struct km_error *err);
