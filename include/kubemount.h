@@ -288,7 +288,10 @@ int km_image_import(const struct km_image_options *o, const char *source, const 
 int km_image_list(const struct km_image_options *o, char **json, struct km_error *err);
 /* Drops REF and what nothing else uses, sparing the root filesystems in keep_rootfs (live containers). */
 int km_image_remove(const struct km_image_options *o, const char *ref, char *const *keep_rootfs, struct km_error *err);
-/* The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as defaults. */
+/*
+ * The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as
+ * defaults, and with a writable layer of its own over it: the store's tree is never written.
+ */
 int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o, struct km_error *err);
 
 #ifdef __cplusplus

@@ -31,6 +31,7 @@ struct km_vcs {
         struct vcs_bind *binds;
         size_t n_binds;
         bool host_network, host_dev, readonly;
+        bool image; /* rootfs is an image's tree in the store: the container writes to a layer of its own */
         int timeout_ms;
 };
 
@@ -65,8 +66,12 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
 KM_EXPORT int km_vcs_set_rootfs(struct km_vcs *v, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
 
-        return !abs ? -EINVAL : free_and_strdup(&v->rootfs, abs);
+        if (!abs)
+                return -EINVAL;
+        v->image = false;
+        return free_and_strdup(&v->rootfs, abs);
 }
+
 
 KM_EXPORT int km_vcs_set_name(struct km_vcs *v, const char *name) {
         return name && !state_name_is_valid(name) ? -EINVAL : free_and_strdup(&v->name, name);
@@ -169,7 +174,10 @@ KM_EXPORT int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct k
         v->image_args = json_strv(args);
         v->image_env = json_strv(json_object_get(rec, "env"));
         r = free_and_strdup(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
-        return r < 0 ? r : free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        if (r >= 0)
+                r = free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        v->image = r >= 0;
+        return r;
 }
 
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
@@ -205,6 +213,7 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
         struct vcs_inputs in = {
                 .rootfs = v->rootfs,
                 .rootfs_readonly = v->readonly,
+                .rootfs_layer = v->image,
                 .args = v->args ? v->args : v->image_args,
                 .env = env,
                 .cwd = v->cwd ? v->cwd : v->image_cwd,
