@@ -212,6 +212,11 @@ int km_vcs_set_command(struct km_vcs *v, char *const *argv);
 int km_vcs_add_env(struct km_vcs *v, const char *assignment); /* "K=V" */
 int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination, enum km_propagation_kind kind,
                      bool readonly);
+/*
+ * The kubelet dir (default /var/lib/kubelet): a mount source below it may not
+ * pass through a symlink or "..", as with km_mount_spec_set_confine().
+ */
+int km_vcs_set_kubelet_dir(struct km_vcs *v, const char *dir);
 int km_vcs_set_cwd(struct km_vcs *v, const char *dir);
 /* "crun", "runc" or a path: the agent runs the same bundle with that OCI runtime; NULL or "embedded": its own. */
 int km_vcs_set_runtime(struct km_vcs *v, const char *runtime);

@@ -31,7 +31,8 @@ static const char help[] =
         "  --mount SRC:DST[:PROPAGATION][:ro]\n"
         "                         bind host SRC on DST (made in the container when\n"
         "                         missing); PROPAGATION rshared (default), rslave or\n"
-        "                         private\n"
+        "                         private.  Below the kubelet dir (--kubelet-dir) SRC\n"
+        "                         may not pass through a symlink or '..'\n"
         "  -e, --env K=V          set an environment variable\n"
         "  --net host|none        the host's network (default) or none\n"
         "  --host-dev             the host's /dev instead of a fresh one\n"
@@ -183,6 +184,9 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 if (r < 0)
                         cli_error("run: %s: invalid value '%s'", argv[optind - 1], optarg ? optarg : "");
         }
+        /* Mount sources below it are walked as mount targets are: no symlink, no "..". */
+        if (r == 0)
+                r = km_vcs_set_kubelet_dir(v, cli->kubelet_dir);
         if (r == 0 && optind >= argc && !image) {
                 cli_error("run: no command given (kubemount run --rootfs DIR -- COMMAND)");
                 r = -EINVAL;

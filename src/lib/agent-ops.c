@@ -185,6 +185,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .cgroup_name = detach ? c->cgroup : NULL,
                         .log_dir_fd = detach ? c->dir_fd : -EBADF,
                         .state_dir_fd = c->dir_fd,
+                        .confine = req_string(req, "kubelet_dir") ?: "/var/lib/kubelet",
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
                 r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);

@@ -25,7 +25,7 @@ struct launch_request {
         int stdio[3];   /* the command's stdin, stdout, stderr */
         int log_dir_fd; /* >= 0 (detached): stdout and stderr go through PID 1 into LOG_DIR/log, bounded */
         int state_dir_fd;    /* the container's own directory: its writable layer goes there (spec->root_overlay) */
-        const char *confine; /* passed to launch_open_source() */
+        const char *confine; /* the kubelet dir: bind sources below it may not pass a symlink or ".." */
 };
 
 /*
@@ -37,9 +37,11 @@ struct launch_request {
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err);
 
 /*
- * A bind source of the spec (m->source, absolute), opened (O_PATH), or a
- * negative errno with a message naming the source.  Clone it with
- * open_tree(AT_EMPTY_PATH).
+ * A bind source of the spec (m->source, absolute), opened (O_PATH) as mount
+ * targets are (resolve_confined(): below confine no symlink, no ".." and so
+ * no magic link may be passed; above it symlinks are followed as the host
+ * has them), or a negative errno with a message naming the source and the
+ * component.  Clone it with open_tree(AT_EMPTY_PATH).
  */
 int launch_open_source(const struct spec_mount *m, const char *confine, struct km_error *err);
 

@@ -23,7 +23,7 @@ extern char **environ;
 #define AGENT_IDLE_EXIT_S 300
 
 struct km_vcs {
-        char *rootfs, *name, *cwd, *runtime;
+        char *rootfs, *name, *cwd, *runtime, *kubelet_dir;
         char **args, **env;
         size_t n_env;
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
@@ -50,6 +50,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         free(v->name);
         free(v->cwd);
         free(v->runtime);
+        free(v->kubelet_dir);
         km_strv_free(v->args);
         km_strv_free(v->env);
         km_strv_free(v->image_args);
@@ -72,6 +73,9 @@ KM_EXPORT int km_vcs_set_rootfs(struct km_vcs *v, const char *dir) {
         return free_and_strdup(&v->rootfs, abs);
 }
 
+KM_EXPORT int km_vcs_set_kubelet_dir(struct km_vcs *v, const char *dir) {
+        return dir && dir[0] != '/' ? -EINVAL : free_and_strdup(&v->kubelet_dir, dir);
+}
 
 KM_EXPORT int km_vcs_set_name(struct km_vcs *v, const char *name) {
         return name && !state_name_is_valid(name) ? -EINVAL : free_and_strdup(&v->name, name);
@@ -444,8 +448,9 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
         sock = agent_connect(a, err);
         if (sock < 0)
                 return sock;
-        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
-                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime);
+        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
+                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime, "kubelet_dir",
+                        v->kubelet_dir);
         if (!req)
                 return -ENOMEM;
         r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What a VCS container can reach of the host:
+#   31 run --mount SRC:DST sources below the kubelet dir are walked as mount
+#      targets are: a symlink anywhere in SRC (to /etc, relative, reached
+#      through a symlink to the kubelet dir or the magic link /proc/self/root),
+#      and "..", are refused with the embedded launcher and with runc; a plain
+#      directory binds; above the kubelet dir symlinks are followed as the
+#      host has them; a source swapped between a directory and a symlink to
+#      /etc during 30 runs never shows /etc.
+# shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+node_sandbox "$@"
+for tool in runc; do
+        command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed (scripts/deps installs it)"; exit 1; }
+done
+
+node_up --no-kubelet
+vcs_setup
+vcs_agent_start
+NL=$'\n'
+DATA=$NODE/vcs-data
+mkdir -p "$DATA" && echo "data of the node" >"$DATA/file"
+V=$KUBELET_DIR/pods/uid-1/volumes/kubernetes.io~empty-dir/v
+mkdir -p "$V/real" && echo "the volume" >"$V/real/f"
+ln -s /etc "$V/sub"
+ln -s real "$V/rel"
+ln -s "$KUBELET_DIR" "$NODE/kubelet-link"
+# kr ARGS...: run with the kubelet dir named, from the test image.
+kr() { km --kubelet-dir="$KUBELET_DIR" run --rootfs "$ROOTFS" "$@"; }
+# What a container prints of /mnt: ETC if it is the host's /etc.
+SHOW='test -e /mnt/passwd && echo ETC; cat /mnt/f 2>/dev/null; echo ran'
+
+# ---- 31: bind sources below the kubelet dir ----
+# refused DESC SRC WHY [RUNTIME...]
+refused() {
+        local desc=$1 src=$2 why=$3
+        shift 3
+        run kr "$@" --mount "$src:/mnt" -- sh -c "$SHOW"
+        is "$RC" 125 "[31] $desc: refused (exit 125)"
+        like "$ERR" "(bind source|binds\[0\]\.source).*($why)" "[31] ... the message says why"
+        unlike "$OUT" "ran" "[31] ... the container did not run"
+}
+for rt in embedded runc; do
+        refused "[$rt] a symlink to /etc" "$V/sub" "'sub' is a symlink, refused below $KUBELET_DIR" --runtime $rt
+        refused "[$rt] a file through a symlink" "$V/sub/hostname" "'sub' is a symlink" --runtime $rt
+        refused "[$rt] a relative symlink that stays inside" "$V/rel" "'rel' is a symlink" --runtime $rt
+        refused "[$rt] '..'" "$V/real/../sub" "must not contain \"..\"|'..' is not allowed below" --runtime $rt
+        refused "[$rt] through a symlink to the kubelet dir" "$NODE/kubelet-link/pods/uid-1/volumes/kubernetes.io~empty-dir/v/sub" \
+                "'sub' is a symlink" --runtime $rt
+        refused "[$rt] through the magic link /proc/self/root" "/proc/self/root$V/sub" "'sub' is a symlink" --runtime $rt
+        run kr --runtime $rt --mount "$V/real:/mnt" -- cat /mnt/f
+        is "$RC:$OUT" "0:the volume" "[31 $rt] a plain directory of the volume binds"
+done
+ln -s "$DATA" "$NODE/data-link"
+run kr --mount "$NODE/data-link:/mnt" -- cat /mnt/file
+is "$RC:$OUT" "0:data of the node" "[31] above the kubelet dir a symlink is followed (the host's own paths)"
+
+# A source swapped back and forth: every run binds the volume or is refused, none shows /etc.
+mkdir -p "$V/swapdir" && echo "the volume" >"$V/swapdir/f"
+(
+        while :; do
+                rm -rf "$V/swap" && ln -s /etc "$V/swap"
+                sleep 0.002
+                rm -f "$V/swap" && mkdir "$V/swap" && echo "the volume" >"$V/swap/f"
+                sleep 0.002
+        done
+) 2>/dev/null &
+swapper=$!
+node_track "$swapper"
+bad="" bound=0 refusals=0
+for i in $(seq 1 30); do
+        run kr --mount "$V/swap:/mnt" -- sh -c "$SHOW"
+        if [[ $OUT == *ETC* || ($RC == 0 && $OUT != "the volume${NL}ran" && $OUT != ran) ]]; then
+                bad+=" run $i: exit $RC, '$OUT';"
+        elif ((RC == 0)); then
+                bound=$((bound + 1))
+        else
+                refusals=$((refusals + 1))
+        fi
+done
+kill "$swapper" 2>/dev/null
+wait "$swapper" 2>/dev/null
+is "$bad" "" "[31] a source swapped with a symlink to /etc during 30 runs: never /etc ($bound bound, $refusals refused)"
+
+vcs_cleanup
+node_down "vcs-confine"
+done_testing
