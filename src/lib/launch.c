@@ -462,8 +462,6 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 close_all_but(keep, n);
                 free(keep);
         }
-        /* The container must not read our memory or fds (we hold a state dir fd), nor /proc/1/exe. */
-        (void)prctl(PR_SET_DUMPABLE, 0);
         init_title("kubemount-init");
         if (read(p->go, &c, 1) != 1)
                 _exit(125);
@@ -604,6 +602,14 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         pid = clone_pid1(ns_flags(s));
         if (pid == 0) {
                 struct pid1 p = { rq, &t, report_wr, go_rd };
+
+                /*
+                 * First: until exec the command is a copy of the agent's memory (other containers' configs),
+                 * and the container must not read it, nor our fds or /proc/1/exe.  The command inherits it.
+                 * The agent's environment it would still see through /proc/1/environ: gone too.
+                 */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                init_scrub_environ();
                 if (netns >= 0 && setns(netns, CLONE_NEWNET) < 0)
                         _exit(125);
                 pid1_main(&p);
@@ -725,6 +731,14 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
         }
         pid = fork();
         if (pid == 0) {
+                /*
+                 * First: this helper and its child hold a copy of the agent's memory until the child's execve;
+                 * once the child has dropped to the container's capabilities a process of the container could
+                 * read it through /proc/PID/mem if it were dumpable (THREATS 17).  The child inherits it,
+                 * and the agent's environment strings, which /proc/PID/environ would show, are zeroed.
+                 */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                init_scrub_environ();
                 struct command cmd = { rq->spec, rq->seccomp, rq->args, rq->env ? rq->env : rq->spec->env,
                                        rq->cwd ? rq->cwd : rq->spec->cwd, rq->terminal, rq->stdio };
                 struct km_error e = {};
