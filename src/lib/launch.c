@@ -109,7 +109,7 @@ static int mount_point(int root, const char *dest, bool file, struct km_error *e
                 c[len] = saved;
                 c += next;
         }
-        return TAKE_FD(parent); /* not reached: "/" always opens */
+        return TAKE_FD(parent); /* dest was "/" (opened above, so not reached) */
 }
 
 /* MS_* flags of a spec mount as mount(8) option names, for newmount_fs(). */
@@ -530,12 +530,12 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                 t->binds[i] = -EBADF;
         if (s->root_overlay) {
                 _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
+                int r;
 
                 if (rq->state_dir_fd < 0)
                         return km_error_set_plain(err, -EINVAL, "rootfs %s: a writable layer needs the container's "
                                                                 "state directory", s->root_path);
-                int r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
-
+                r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
                 t->root = r < 0 ? r : overlay_fsmount(&d, err);
                 if (t->root == -ENOSYS)
                         return km_error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount "
@@ -548,11 +548,12 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                         return km_error_set(err, t->root, "rootfs %s", s->root_path);
         }
         for (size_t i = 0; i < t->n; i++) {
-                if (!launch_is_bind(&s->mounts[i]))
-                        continue;
                 const struct spec_mount *m = &s->mounts[i];
-                _cleanup_close_ int fd = launch_open_source(m, rq->confine, err);
+                _cleanup_close_ int fd = -EBADF;
 
+                if (!launch_is_bind(m))
+                        continue;
+                fd = launch_open_source(m, rq->confine, err);
                 if (fd < 0)
                         return fd;
                 t->binds[i] = km_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
@@ -739,6 +740,7 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                  */
                 (void)prctl(PR_SET_DUMPABLE, 0);
                 init_scrub_environ();
+
                 struct command cmd = { rq->spec, rq->seccomp, rq->args, rq->env ? rq->env : rq->spec->env,
                                        rq->cwd ? rq->cwd : rq->spec->cwd, rq->terminal, rq->stdio };
                 struct km_error e = {};
