@@ -64,6 +64,15 @@ for rt in embedded runc; do
         run kr --runtime $rt --mount "$V/real:/mnt" -- cat /mnt/f
         is "$RC:$OUT" "0:the volume" "[31 $rt] a plain directory of the volume binds"
 done
+# The clone bound is a peer of its source: a mount made below an rshared bind still reaches the host.
+mkdir -p "$V/real/m"
+for rt in embedded runc; do
+        run kr --runtime $rt --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- \
+                sh -c "$VCS_GUARD"'mount -t tmpfs -o size=1m km-prop-'$rt' /var/lib/kubelet/'"${V#"$KUBELET_DIR"/}"'/real/m'
+        is "$RC:$(findmnt -no SOURCE --mountpoint "$V/real/m")" "0:km-prop-$rt" \
+                "[31 $rt] a mount below an rshared bind of the kubelet dir reaches the host"
+        umount "$V/real/m" 2>/dev/null
+done
 ln -s "$DATA" "$NODE/data-link"
 run kr --mount "$NODE/data-link:/mnt" -- cat /mnt/file
 is "$RC:$OUT" "0:data of the node" "[31] above the kubelet dir a symlink is followed (the host's own paths)"
