@@ -212,6 +212,11 @@ int km_vcs_set_command(struct km_vcs *v, char *const *argv);
 int km_vcs_add_env(struct km_vcs *v, const char *assignment); /* "K=V" */
 int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination, enum km_propagation_kind kind,
                      bool readonly);
+/*
+ * The kubelet dir (default /var/lib/kubelet): a mount source below it may not
+ * pass through a symlink or "..", as with km_mount_spec_set_confine().
+ */
+int km_vcs_set_kubelet_dir(struct km_vcs *v, const char *dir);
 int km_vcs_set_cwd(struct km_vcs *v, const char *dir);
 /* "crun", "runc" or a path: the agent runs the same bundle with that OCI runtime; NULL or "embedded": its own. */
 int km_vcs_set_runtime(struct km_vcs *v, const char *runtime);
@@ -290,7 +295,10 @@ int km_image_import(const struct km_image_options *o, const char *source, const 
 int km_image_list(const struct km_image_options *o, char **json, struct km_error *err);
 /* Drops REF and what nothing else uses, sparing the root filesystems in keep_rootfs (live containers). */
 int km_image_remove(const struct km_image_options *o, const char *ref, char *const *keep_rootfs, struct km_error *err);
-/* The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as defaults. */
+/*
+ * The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as
+ * defaults, and with a writable layer of its own over it: the store's tree is never written.
+ */
 int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o, struct km_error *err);
 
 #ifdef __cplusplus

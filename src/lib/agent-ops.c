@@ -99,6 +99,8 @@ static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_
                 .log_dir_fd = lrq->log_dir_fd,
                 .cgroup_root_fd = lrq->cgroup_root_fd,
                 .cgroup_name = lrq->cgroup_name,
+                .spec = c->spec,
+                .confine = lrq->confine,
         };
 
         if (!root || asprintf(&bundle, "%s/containers/%s", a->state_dir, c->name) < 0)
@@ -182,6 +184,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .cgroup_root_fd = a->cgroup_root,
                         .cgroup_name = detach ? c->cgroup : NULL,
                         .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                        .state_dir_fd = c->dir_fd,
+                        .confine = req_string(req, "kubelet_dir") ?: "/var/lib/kubelet",
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
                 r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);

@@ -19,7 +19,7 @@
 #include "vcs-image.h"
 
 struct km_vcs {
-        char *rootfs, *name, *cwd, *runtime;
+        char *rootfs, *name, *cwd, *runtime, *kubelet_dir;
         char **args, **env;
         size_t n_env;
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
@@ -27,6 +27,7 @@ struct km_vcs {
         struct vcs_bind *binds;
         size_t n_binds;
         bool host_network, host_dev, readonly;
+        bool image; /* rootfs is an image's tree in the store: the container writes to a layer of its own */
         int timeout_ms;
 };
 
@@ -45,6 +46,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         free(v->name);
         free(v->cwd);
         free(v->runtime);
+        free(v->kubelet_dir);
         km_strv_free(v->args);
         km_strv_free(v->env);
         km_strv_free(v->image_args);
@@ -61,7 +63,14 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
 KM_EXPORT int km_vcs_set_rootfs(struct km_vcs *v, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
 
-        return !abs ? -EINVAL : free_and_strdup(&v->rootfs, abs);
+        if (!abs)
+                return -EINVAL;
+        v->image = false;
+        return free_and_strdup(&v->rootfs, abs);
+}
+
+KM_EXPORT int km_vcs_set_kubelet_dir(struct km_vcs *v, const char *dir) {
+        return dir && dir[0] != '/' ? -EINVAL : free_and_strdup(&v->kubelet_dir, dir);
 }
 
 KM_EXPORT int km_vcs_set_name(struct km_vcs *v, const char *name) {
@@ -165,7 +174,10 @@ KM_EXPORT int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct k
         v->image_args = json_strv(args);
         v->image_env = json_strv(json_object_get(rec, "env"));
         r = free_and_strdup(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
-        return r < 0 ? r : free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        if (r >= 0)
+                r = free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        v->image = r >= 0;
+        return r;
 }
 
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
@@ -201,6 +213,7 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
         struct vcs_inputs in = {
                 .rootfs = v->rootfs,
                 .rootfs_readonly = v->readonly,
+                .rootfs_layer = v->image,
                 .args = v->args ? v->args : v->image_args,
                 .env = env,
                 .cwd = v->cwd ? v->cwd : v->image_cwd,
@@ -376,8 +389,9 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
         sock = agent_connect(a, err);
         if (sock < 0)
                 return sock;
-        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
-                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime);
+        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
+                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime, "kubelet_dir",
+                        v->kubelet_dir);
         if (!req)
                 return -ENOMEM;
         r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
