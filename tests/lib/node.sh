@@ -182,7 +182,7 @@ node_sandbox() {
         if [[ ${KM_IN_SANDBOX:-} != 1 ]]; then
                 local tool top rc
                 ((EUID == 0)) || skip_all "integration tests need root (mount namespaces, mounts)"
-                need_tools unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk ps
+                need_tools unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk ps pgrep
                 KUBEMOUNT=$(_km_find_binary)
                 [[ -n $KUBEMOUNT && -x $KUBEMOUNT ]] ||
                         bail_out "no kubemount binary: set KUBEMOUNT (meson test sets it)"
