@@ -249,6 +249,7 @@ _km_cgroup_layout() {
                         echo "Bail out! KM_CGROUP_LAYOUT=v2: cannot mount cgroup2 at /sys/fs/cgroup"
                         exit 1
                 }
+                diag "cgroup layout: cgroup2 alone at /sys/fs/cgroup (KM_CGROUP_LAYOUT=v2)"
                 ;;
         *)
                 echo "Bail out! KM_CGROUP_LAYOUT=$KM_CGROUP_LAYOUT: want host or v2"
