@@ -180,7 +180,7 @@ _km_find_binary() {
 
 node_sandbox() {
         if [[ ${KM_IN_SANDBOX:-} != 1 ]]; then
-                local tool top rc
+                local top rc
                 ((EUID == 0)) || skip_all "integration tests need root (mount namespaces, mounts)"
                 need_tools unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk ps pgrep
                 KUBEMOUNT=$(_km_find_binary)
@@ -302,6 +302,7 @@ _km_cgroups_rmdir() {
         while :; do
                 left=0
                 for n; do
+                        # shellcheck disable=SC2231 # n is a glob pattern
                         for d in /sys/fs/cgroup/$n /sys/fs/cgroup/*/$n; do
                                 [[ -d $d ]] || continue
                                 find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
