@@ -55,7 +55,7 @@ rm -f "$NODE/helper.go"
 exec mount -t tmpfs -o size=1m kmfake "\$2"
 HELPER
 chmod 755 "$H/mount.kmfake"
-mount -t overlay -o "lowerdir=$H:/usr/sbin" km-helpers /usr/sbin || skip_all "cannot lay a helper over /usr/sbin"
+mount -t overlay -o "lowerdir=$H:/usr/sbin" km-helpers /usr/sbin || bail_out "cannot lay a helper over /usr/sbin"
 
 # helper_mount DESC WAY: kubemount mount -t kmfake with the secrets given
 # WAY (-o, fd, file); checks cmdline while the helper waits, output, list.

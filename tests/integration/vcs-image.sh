@@ -12,9 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! ca
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh" || { echo "Bail out! cannot load tests/lib/registry.sh"; exit 1; }
 registry_private_net "$@"
 node_sandbox "$@"
-for tool in docker-registry skopeo umoci; do
-        command -v "$tool" >/dev/null || skip_all "$tool is not installed (scripts/deps installs it)"
-done
+need_tools docker-registry skopeo umoci openssl python3 curl
 
 node_up --no-kubelet
 vcs_setup

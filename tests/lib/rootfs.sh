@@ -241,7 +241,7 @@ vcs_setup() {
                 echo "Bail out! cannot build the test rootfs (tests/lib/rootfs.sh)"
                 exit 1
         }
-        command -v python3 >/dev/null || diag "python3 is missing: the --json checks will fail"
+        need_tools python3 # the --json checks
         "$KUBEMOUNT" run --help >/dev/null 2>&1 ||
                 diag "'kubemount run --help' fails: this kubemount has no containers yet, the tests below fail"
 }
