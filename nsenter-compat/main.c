@@ -136,10 +136,17 @@ static void exec_shell(void) {
         err(errno == ENOENT ? 127 : 126, "failed to execute %s", shell);
 }
 
+/* The library's warnings (a FUSE daemon left in the caller's cgroup) reach the caller. */
+static void log_warning(int level _unused_, const char *message, void *userdata _unused_) {
+        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
+}
+
 int main(int argc, char **argv) {
         struct nsenter_args a;
         bool setgroups_failed = false, mount_entered;
         int do_fork = -1;
+
+        km_log_set(log_warning, NULL, KM_LOG_WARNING);
 
         /*
          * Silently first: nsenter would have stopped at a failed open before

@@ -123,6 +123,21 @@ wait "$rival" 2>/dev/null
 took=$(grep -c '^took' "$KM_SCRATCH/rival")
 check "... the rival did take groups ($took)" test "$took" -gt 0
 for i in $(seq 1 10); do "$KUBEMOUNT" umount "$V/rival$i"; done
+
+# A daemon that cannot get a group of its own is said, through the shim too
+# (a cgroup file as the parent: no group can be made below it).
+for via in kubemount nsenter; do
+        mkdir -p "$V/nogroup-$via"
+        if [[ $via == kubemount ]]; then
+                run env KUBEMOUNT_CGROUP_PARENT=cgroup.procs "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/nogroup-$via"
+        else
+                run env KUBEMOUNT_CGROUP_PARENT=cgroup.procs KUBEMOUNT_KUBELET_DIR="$KUBELET_DIR" \
+                        "$NSENTER_COMPAT" --mount=/proc/1/ns/mnt -- /bin/mount -t fuse.bindfs "$V/src" "$V/nogroup-$via"
+        fi
+        is "$RC" 0 "[$via] a daemon without a group of its own: the mount is made"
+        like "$ERR" "warning: .*cgroup" "[$via] ... and a warning says so"
+        "$KUBEMOUNT" umount "$V/nogroup-$via"
+done
 node_down "fuse survival"
 km_cgroups_remove
 check_fails "kubemount's daemon cgroups are gone" ls -d "$CG2/$KUBEMOUNT_CGROUP_PARENT"

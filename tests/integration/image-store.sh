@@ -17,9 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh" || { echo "Bail out! cannot load tests/lib/registry.sh"; exit 1; }
 node_sandbox "$@"
-for tool in skopeo umoci python3 tar gzip sha256sum dpkg; do
-        command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed (scripts/deps installs it)"; exit 1; }
-done
+need_tools skopeo umoci python3 tar gzip sha256sum dpkg
 
 node_up --no-kubelet
 vcs_setup

@@ -18,9 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
-for tool in runc python3 prlimit stat; do
-        command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed"; exit 1; }
-done
+need_tools runc python3 prlimit stat
 
 node_up --no-kubelet
 vcs_setup

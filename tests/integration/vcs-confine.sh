@@ -20,9 +20,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
-for tool in runc pgrep; do
-        command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed (scripts/deps installs it)"; exit 1; }
-done
+need_tools runc pgrep
 
 node_up --no-kubelet
 vcs_setup

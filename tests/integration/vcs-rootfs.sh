@@ -19,9 +19,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
-for tool in runc crun python3; do
-        command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed (scripts/deps installs it)"; exit 1; }
-done
+need_tools runc crun python3
 [[ -n ${VCS_LAYER:-} && -x $VCS_LAYER ]] || { echo "Bail out! no vcs-layer driver: set VCS_LAYER (meson test sets it)"; exit 1; }
 
 node_up --no-kubelet

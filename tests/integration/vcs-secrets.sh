@@ -14,9 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
-for tool in python3 grep stat runc crun; do
-        command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed"; exit 1; }
-done
+need_tools python3 grep stat runc crun
 
 node_up --no-kubelet
 vcs_setup
