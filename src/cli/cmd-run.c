@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "cli.h"
+#include "secrets.h"
 
 static const char help[] =
         "Usage: kubemount run --rootfs DIR [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -144,6 +145,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                         break;
                 case 'e':
                         r = km_vcs_add_env(v, optarg);
+                        secret_scrub_word(optarg); /* copied: /proc/PID/cmdline shows the rest */
                         break;
                 case 'N':
                         if (!streq(optarg, "host") && !streq(optarg, "none"))
@@ -193,6 +195,8 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
         }
         if (r == 0 && optind < argc)
                 r = km_vcs_set_command(v, argv + optind);
+        if (r == 0) /* copied: /proc/PID/cmdline shows the rest */
+                secret_scrub_argv(argv + optind);
         if (r == 0 && image) {
                 km_image_options_set_progress_fd(io, STDERR_FILENO);
                 r = km_vcs_set_image(v, image, io, &err);

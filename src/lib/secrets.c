@@ -311,6 +311,14 @@ size_t secret_scrub_word(char *word) {
         return n;
 }
 
+void secret_scrub_argv(char **argv) {
+        for (size_t i = 0; argv && argv[i]; i++)
+                if (i > 0 && is_secret_flag(argv[i - 1]) && argv[i][0] != '-')
+                        memset(argv[i], '*', strlen(argv[i]));
+                else
+                        (void)secret_scrub_word(argv[i]);
+}
+
 /* --NAME: an abbreviation getopt_long would take for --options or --test-opts. */
 static bool long_option_takes_options(const char *name, size_t n) {
         return (n >= 1 && n <= strlen("options") && strncmp(name, "options", n) == 0) ||

@@ -41,6 +41,8 @@ json_t *secret_mask_json_env(json_t *env);
 
 /* Overwrites in place every byte of every secret value of WORD with '*'; returns how many values. */
 size_t secret_scrub_word(char *word);
+/* An argv (a VCS command) scrubbed in place as secret_mask_argv() masks it, with '*'s. */
+void secret_scrub_argv(char **argv);
 /*
  * mount(8)'s argv (argv[0] the command): the option strings given with
  * -o/-O/--options/--test-opts in any spelling ("-o X", "-oX", "-rwoX",

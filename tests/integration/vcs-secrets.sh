@@ -84,6 +84,11 @@ run km ps --json
 like "$OUT" "\"s2\"" "attached run: listed by ps --json"
 unlike "$OUT" "$LEAK" "attached run: ps --json shows no secret"
 unlike "$(cat "$S/containers/s2/state.json" 2>&1)" "$LEAK" "attached run: state.json holds no secret"
+# The kubemount that waits for it (timeout(1) runs it under km) shows its command line to everyone.
+caller=$(pgrep -P "$(pgrep -P "$SPAWNED" -x timeout | head -n1)" -x kubemount | head -n1)
+like "$(tr '\0' ' ' <"/proc/${caller:-0}/cmdline" 2>&1)" "run --rootfs .*password=\*+" \
+        "attached run: the caller's command line keeps the keys"
+unlike "$(tr '\0' ' ' <"/proc/${caller:-0}/cmdline" 2>&1)" "$LEAK" "attached run: ... and shows no secret value"
 km rm -f s2 >/dev/null 2>&1
 
 # ---- the agent killed and started again: it adopts s1 from state.json and config.json ----

@@ -719,6 +719,26 @@ static void test_scrub_mount_argv(void **state) {
         secret_scrub_mount_argv(0, NULL);
 }
 
+/* A VCS command scrubbed in place hides what secret_mask_argv() masks: a word after --KEY too. */
+static void test_scrub_argv(void **state) {
+        const char *in[] = { "mount.x", "--password", SECRET, "--token", "-v", "AWS_SECRET_KEY=" SECRET,
+                             "https://u:" SECRET "@h/", "plain", NULL };
+        const char *out[] = { "mount.x", "--password", STARS, "--token", "-v", "AWS_SECRET_KEY=" STARS,
+                              "https://u:" STARS "@h/", "plain", NULL };
+        char *argv[ELEMENTSOF(in)];
+
+        for (size_t i = 0; in[i]; i++)
+                argv[i] = strdup(in[i]);
+        argv[ELEMENTSOF(in) - 1] = NULL;
+        secret_scrub_argv(argv);
+        for (size_t i = 0; in[i]; i++) {
+                test_note("argv[%zu] '%s' -> '%s'", i, in[i], argv[i]);
+                assert_string_equal(argv[i], out[i]);
+                free(argv[i]);
+        }
+        secret_scrub_argv(NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_options_next_splits_like_libmount),
@@ -753,6 +773,7 @@ int main(void) {
                 cmocka_unit_test(test_secret_mask_and_scrub_agree),
                 cmocka_unit_test(test_secret_hostile_words),
                 cmocka_unit_test(test_scrub_mount_argv),
+                cmocka_unit_test(test_scrub_argv),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
