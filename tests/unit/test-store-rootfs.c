@@ -24,42 +24,14 @@
 #include "digest.h"
 #include "store.h"
 #include "test-helpers.h"
+#include "store-fixture.h"
 
-static char *base, *store_dir;
 static char D[DIGEST_STRING_MAX]; /* the manifest digest the trees are committed under */
 
 static int setup(void **state) {
-        base = test_mkdtemp();
-        assert_true(asprintf(&store_dir, "%s/store", base) > 0);
+        store_fixture_setup();
         digest_buffer("manifest", 8, D);
         return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        (void)(type == FTW_D ? chmod(path, 0700) : remove(path));
-        return 0;
-}
-
-static int teardown(void **state) {
-        nftw(base, rm_entry, 16, FTW_PHYS);
-        nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        free(store_dir);
-        free(base);
-        return 0;
-}
-
-/* STORE/... into one of 8 rotating static buffers. */
-__attribute__((format(printf, 1, 2))) static const char *P(const char *fmt, ...) {
-        static char bufs[8][PATH_MAX + 64];
-        static unsigned next;
-        char *b = bufs[next++ % 8], rel[PATH_MAX];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(rel, sizeof(rel), fmt, ap);
-        va_end(ap);
-        snprintf(b, sizeof(bufs[0]), "%s/%s", store_dir, rel);
-        return b;
 }
 
 /* STORE/rootfs/HEX/REL */
@@ -308,8 +280,8 @@ static void test_changed_tree_not_handed_out(void **state) {
                 assert_int_equal(check(), 1);
                 unlink(P("tool-elsewhere"));
                 if (which == 11) {
-                        nftw(P("old"), rm_entry, 16, FTW_PHYS);
-                        nftw(P("old"), rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                        nftw(P("old"), store_fixture_rm_entry, 16, FTW_PHYS);
+                        nftw(P("old"), store_fixture_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
                 }
         }
 }
