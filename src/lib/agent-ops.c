@@ -89,6 +89,23 @@ static json_t *shared_source_warnings(const struct container_spec *s) {
         return w;
 }
 
+/*
+ * A terminal of the host is never a container's: with CAP_SYS_ADMIN it could
+ * type into it (TIOCSTI) what the caller's shell runs next (THREATS 28).
+ * kubemount's own client relays a terminal through a pipe; a raw one is refused.
+ */
+static int refuse_terminals(const char *op, const int *fds, size_t n_fds, struct km_error *err) {
+        static const char *const names[] = { "stdin", "stdout", "stderr" };
+
+        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(names); i++)
+                if (fd_is_terminal(fds[i]))
+                        return km_error_set_plain(err, -EPERM,
+                                                  "%s: the %s given is a terminal; a container never gets one of the "
+                                                  "host (pass a pipe)",
+                                                  op, names[i]);
+        return 0;
+}
+
 /* The same container through crun or runc: the state dir is the bundle, config.json in it. */
 static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_request *lrq, pid_t *pid,
                             struct km_error *err) {
@@ -140,6 +157,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         }
         if (!detach && n_fds != 3)
                 return km_error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+        if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
+                return r;
         r = spec_from_json(json_object_get(req, "config"), &spec, err);
         if (r < 0)
                 return r;
@@ -227,6 +246,8 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                 r = km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
         else if (!args || !args[0] || (n_fds != 3 && !json_is_true(json_object_get(req, "tty"))))
                 r = km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
+        else if (!json_is_true(json_object_get(req, "tty")) && (r = refuse_terminals("exec", fds, n_fds, err)) < 0)
+                ;
         else {
                 bool tty = json_is_true(json_object_get(req, "tty"));
                 _cleanup_close_ int master = -EBADF, slave = -EBADF;
