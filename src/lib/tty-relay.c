@@ -5,11 +5,18 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "tty-relay.h"
 #include "util.h"
+
+#ifndef RESOLVE_IN_ROOT
+#include <linux/openat2.h>
+#endif
 
 static void relay(int master, int in, int out) {
         struct pollfd p[2] = { { .fd = in, .events = POLLIN }, { .fd = master, .events = POLLIN } };
@@ -73,31 +80,83 @@ void tty_relay_stop(struct tty_relay *t) {
         t->restore = false;
 }
 
-static int tty_open_at(int dirfd, const char *ptmx, int *ret_master, int *ret_slave) {
-        int unlock = 0, master, slave;
+/* The terminal of a new master, unlocked. */
+static int tty_open_peer(int master, int *ret_slave) {
+        int unlock = 0, slave;
 
-        master = openat(dirfd, ptmx, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (master < 0)
+        if (ioctl(master, TIOCSPTLCK, &unlock) < 0 ||
+            (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
                 return -errno;
-        if (ioctl(master, TIOCSPTLCK, &unlock) < 0 || (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
-                int r = -errno;
-                close(master);
-                return r;
-        }
-        *ret_master = master;
         *ret_slave = slave;
         return 0;
 }
 
-int tty_open_in(int proc_fd, pid_t pid, int *ret_master, int *ret_slave) {
-        char path[64];
+/*
+ * The container's /dev/pts is the container's: PID 1 or anything it runs may
+ * have replaced it with a symlink (to a FIFO of the host), a directory of its
+ * own, or a FUSE mount.  From its root (/proc/PID/root, which the kernel
+ * resolves without looking into the container), dev/pts is opened without
+ * following any symlink and never above that root; it must be a devpts, and
+ * ptmx is opened in that same mount, where nothing but ptmx and terminals can
+ * be.  Mounts may be crossed on the way (/dev and /dev/pts are mounts), not
+ * at the last step.  Run by a worker of the agent: a lookup in a hung FUSE
+ * mount there blocks the worker, never the agent.
+ */
+int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_slave, struct km_error *err) {
+        struct open_how dir_how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+        struct open_how ptmx_how = { .flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+                                     .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                                RESOLVE_NO_XDEV };
+        _cleanup_close_ int root = -EBADF, pts = -EBADF;
+        struct pollfd alive = { .fd = pidfd, .events = POLLIN };
+        struct statfs sfs;
+        char path[32];
+        int master, r;
 
-        snprintf(path, sizeof(path), "%d/root/dev/pts/ptmx", (int)pid);
-        return tty_open_at(proc_fd, path, ret_master, ret_slave);
+        snprintf(path, sizeof(path), "%d/root", (int)pid);
+        root = openat(proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return km_error_set(err, -errno, "/proc/%s", path);
+        /* PID 1 still lives: the pid was not given to another process meanwhile. */
+        if (pidfd >= 0 && poll(&alive, 1, 0) != 0)
+                return km_error_set_plain(err, -ESRCH, "its PID 1 has exited");
+        pts = (int)syscall(SYS_openat2, root, "dev/pts", &dir_how, sizeof(dir_how));
+        if (pts < 0) {
+                r = -errno;
+                if (r == -ELOOP || r == -EXDEV)
+                        return km_error_set_plain(err, r, "its /dev/pts is (or passes through) a symlink: refused");
+                return km_error_set(err, r, "its /dev/pts");
+        }
+        if (fstatfs(pts, &sfs) < 0)
+                return km_error_set(err, -errno, "its /dev/pts");
+        if (sfs.f_type != DEVPTS_SUPER_MAGIC)
+                return km_error_set_plain(err, -ENOTTY, "its /dev/pts is not a devpts file system (type %#lx): refused",
+                                          (unsigned long)sfs.f_type);
+        master = (int)syscall(SYS_openat2, pts, "ptmx", &ptmx_how, sizeof(ptmx_how));
+        if (master < 0)
+                return km_error_set(err, -errno, "its /dev/pts/ptmx");
+        r = tty_open_peer(master, ret_slave);
+        if (r < 0) {
+                close(master);
+                return km_error_set(err, r, "its /dev/pts/ptmx");
+        }
+        *ret_master = master;
+        return 0;
 }
 
 int tty_open_host(int *ret_master, int *ret_slave) {
-        return tty_open_at(AT_FDCWD, "/dev/ptmx", ret_master, ret_slave);
+        int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC), r;
+
+        if (master < 0)
+                return -errno;
+        r = tty_open_peer(master, ret_slave);
+        if (r < 0) {
+                close(master);
+                return r;
+        }
+        *ret_master = master;
+        return 0;
 }
 
 /* ---- run and exec without -t: pipes instead of the caller's terminal ---- */

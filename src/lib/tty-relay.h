@@ -38,7 +38,10 @@ struct stdio_relay {
         pid_t pid;
 };
 #define STDIO_RELAY_INIT                                                                                               \
-        { .fds = { -EBADF, -EBADF, -EBADF }, .ends = { -EBADF, -EBADF, -EBADF }, .stop = -EBADF, .done = -EBADF, .pid = -1 }
+        {                                                                                                              \
+                .fds = { -EBADF, -EBADF, -EBADF }, .ends = { -EBADF, -EBADF, -EBADF }, .stop = -EBADF,                 \
+                .done = -EBADF, .pid = -1                                                                              \
+        }
 
 /* Whether fd is a terminal (TCGETS works on it); asks no filesystem (a hung FUSE file cannot block it). */
 bool fd_is_terminal(int fd);
@@ -47,7 +50,12 @@ int stdio_relay_start(struct stdio_relay *r, const int fds[3]);
 /* After the command ended: what it wrote reaches the caller (for at most a few seconds), then the relay ends. */
 void stdio_relay_stop(struct stdio_relay *r);
 
-/* In the agent: a new terminal in the devpts the container's /dev/pts is (through /proc/PID/root). */
-int tty_open_in(int proc_fd, pid_t pid, int *ret_master, int *ret_slave);
+/*
+ * A new terminal in the devpts the container's /dev/pts is (from its root,
+ * /proc/PID/root, refusing symlinks and anything but a devpts); pidfd: its
+ * PID 1's, or -1.  May block in a hung file system of the container: the
+ * agent calls it in a worker.
+ */
+int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_slave, struct km_error *err);
 /* A new terminal of the caller's /dev/ptmx. */
 int tty_open_host(int *ret_master, int *ret_slave);

@@ -11,10 +11,13 @@
 # terminal is refused.  TIOCSTI and TIOCLINUX fail with EPERM even on the
 # container's own terminal (exec -t): the seccomp profile filters them, with
 # the upper 32 bits of the request number ignored as the kernel does.
+# shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
-command -v python3 >/dev/null || { echo "Bail out! python3 is needed to drive a pseudo-terminal"; exit 1; }
+# The interpreter itself: a wrapper (pyenv) may take a second to start it.
+PYTHON=$(python3 -c 'import sys; print(sys.executable)') ||
+        { echo "Bail out! python3 is needed to drive a pseudo-terminal"; exit 1; }
 
 node_up --no-kubelet
 vcs_setup
@@ -27,7 +30,7 @@ vcs_agent_start
 # Prints the exit status, then "pending=" and what is waiting on the
 # terminal's input side after CMD exited (JSON strings), then the output.
 on_pty() {
-        python3 - "$@" <<'EOF'
+        "$PYTHON" - "$@" <<'EOF'
 import fcntl, json, os, pty, select, signal, sys, termios, time
 args = sys.argv[1:]
 text = None
@@ -102,7 +105,8 @@ run on_pty "$KUBEMOUNT" run --rootfs "$ROOTFS" -- sh -c 'for i in 1 2 3; do echo
 is "$(head -n1 <<<"$OUT")" 7 "[28 relay] run: the exit status passes through (7)"
 is "$(grep -E '^(out|err)[0-9]$' <<<"$OUT" | tr '\n' ' ')" "out1 err1 out2 err2 out3 err3 " \
         "[28 relay] run: stdout and stderr on one terminal keep their order"
-run on_pty --input $'line one\nline two\n\x04' "$KUBEMOUNT" run -i --rootfs "$ROOTFS" -- sh -c 'echo READY; cat; echo EOF-SEEN'
+run on_pty --input $'line one\nline two\n\x04' "$KUBEMOUNT" run -i --rootfs "$ROOTFS" -- \
+        sh -c 'echo READY; cat; echo EOF-SEEN'
 is "$(head -n1 <<<"$OUT")" 0 "[28 relay] run -i: exit 0"
 like "$OUT" $'line one\nline two\n' "[28 relay] run -i: typed input reaches the command"
 like "$OUT" "EOF-SEEN" "[28 relay] run -i: ^D ends its stdin (cat returns)"
@@ -127,7 +131,7 @@ done
 # The agent's wire format (src/lib/proto.h): one JSON object per
 # SOCK_SEQPACKET message, the stdio fds by SCM_RIGHTS.
 raw_client() { # run|exec: a pseudo-terminal as stdout; prints the agent's first answer
-        python3 - "$KUBEMOUNT_STATE_DIR/agent.sock" "$KM_SCRATCH/spec.json" "$1" <<'EOF'
+        "$PYTHON" - "$KUBEMOUNT_STATE_DIR/agent.sock" "$KM_SCRATCH/spec.json" "$1" <<'EOF'
 import array, json, os, pty, socket, sys
 sock_path, spec_path, op = sys.argv[1:4]
 m, s = pty.openpty()
@@ -145,7 +149,8 @@ c.settimeout(10)
 print(c.recv(262144).decode())
 EOF
 }
-"$KUBEMOUNT" run --print-spec --rootfs "$ROOTFS" -- /usr/bin/tiocsti >"$KM_SCRATCH/spec.json" 2>"$KM_SCRATCH/spec.err" ||
+"$KUBEMOUNT" run --print-spec --rootfs "$ROOTFS" -- /usr/bin/tiocsti \
+        >"$KM_SCRATCH/spec.json" 2>"$KM_SCRATCH/spec.err" ||
         diag "run --print-spec: $(cat "$KM_SCRATCH/spec.err")"
 run raw_client run
 like "$OUT" '"error".*terminal' "[28 agent] run with a terminal as stdout from a raw client: refused"

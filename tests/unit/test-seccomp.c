@@ -277,7 +277,8 @@ static int child_ioctl(int fd, void *data) {
         errno = 0;
         CHILD_CHECK(syscall(SYS_ioctl, slave, (unsigned long)TIOCSTI | 1UL << 32, &c) == -1 && errno == EPERM);
         errno = 0;
-        CHILD_CHECK(syscall(SYS_ioctl, slave, (unsigned long)TIOCSTI | 0xffffffff00000000UL, &c) == -1 && errno == EPERM);
+        CHILD_CHECK(syscall(SYS_ioctl, slave, (unsigned long)TIOCSTI | 0xffffffff00000000UL, &c) == -1 &&
+                    errno == EPERM);
         errno = 0;
         CHILD_CHECK(ioctl(slave, TIOCLINUX, &sub) == -1 && errno == EPERM);
         errno = 0;
