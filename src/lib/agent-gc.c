@@ -94,7 +94,7 @@ struct probe {
         size_t index;
         int report;
         uint64_t deadline_ms;
-        bool started, finished, hung;
+        bool go, started, finished, hung;
         bool dead;
         int umount_r;
         char message[KM_ERROR_MAX];
@@ -140,6 +140,47 @@ static void probe_result(struct probe *p, json_t *actions) {
                 action(actions, "unmounted-dead-fuse", p->target, p->type);
 }
 
+/* Looks at the probes marked to go, GC_PROBES_PARALLEL at a time; each finishes or is hung at its deadline. */
+static void probe_round(struct probe *probes, size_t n, int report[2], pthread_attr_t *attr) {
+        size_t next = 0, running = 0, done;
+
+        while (next < n || running > 0) {
+                struct pollfd p = { .fd = report[0], .events = POLLIN };
+                uint64_t now = now_ms(), wait = GC_PROBE_TIMEOUT_MS;
+
+                for (; next < n && running < GC_PROBES_PARALLEL; next++) {
+                        struct probe *pr = &probes[next];
+                        pthread_t th;
+
+                        if (!pr->go)
+                                continue;
+                        pr->deadline_ms = now + GC_PROBE_TIMEOUT_MS;
+                        pr->started = pthread_create(&th, attr, probe_main, pr) == 0;
+                        if (pr->started)
+                                running++;
+                        else
+                                snprintf(pr->message, sizeof(pr->message), "cannot start a thread to look at it");
+                }
+                for (size_t i = 0; i < next; i++) {
+                        const struct probe *pr = &probes[i];
+                        if (pr->go && pr->started && !pr->finished && !pr->hung && pr->deadline_ms < now + wait)
+                                wait = pr->deadline_ms <= now ? 0 : pr->deadline_ms - now;
+                }
+                if (running > 0 && poll(&p, 1, (int)wait) > 0 && read(report[0], &done, sizeof(done)) == sizeof(done) &&
+                    done < n && !probes[done].hung) {
+                        probes[done].finished = true; /* (one that answers after its deadline stays hung) */
+                        running--;
+                }
+                now = now_ms();
+                for (size_t i = 0; i < next; i++)
+                        if (probes[i].go && probes[i].started && !probes[i].finished && !probes[i].hung &&
+                            probes[i].deadline_ms <= now) {
+                                probes[i].hung = true;
+                                running--;
+                        }
+        }
+}
+
 /*
  * FUSE mounts below dir whose daemon is gone (ENOTCONN, ...): unmounted;
  * those that do not answer in time: reported as hung, never waited for.
@@ -148,57 +189,35 @@ static void probe_result(struct probe *p, json_t *actions) {
 static void gc_dead_mounts(const char *dir, json_t *actions) {
         struct km_mount_table *t = NULL;
         struct probe *probes;
-        size_t n = 0, next = 0, running = 0;
         pthread_attr_t attr;
+        size_t n = 0;
         int report[2];
 
         if (km_mount_table_load(NULL, &t, NULL) < 0 || pipe2(report, O_CLOEXEC) < 0 ||
             !(probes = calloc(km_mount_table_size(t) + 1, sizeof(*probes))))
                 return;
+        /* The latest mounted first: a dead mount below another goes before it. */
         for (size_t i = km_mount_table_size(t); i-- > 0;) {
                 const struct km_mount *m = km_mount_table_at(t, i);
                 const char *target = km_mount_target(m), *type = km_mount_fstype(m);
 
                 if (!type || !startswith(type, "fuse") || !path_is_below(target, dir) || path_is_below(dir, target))
                         continue;
-                probes[n] = (struct probe){ .target = target, .type = type, .index = n, .report = report[1] };
+                probes[n] = (struct probe){ .target = target, .type = type, .index = n, .report = report[1], .go = true };
                 n++;
         }
         (void)km_feature(0); /* loaded once, before the threads */
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        while (next < n || running > 0) {
-                uint64_t now = now_ms(), wait = UINT64_MAX;
-                struct pollfd p = { .fd = report[0], .events = POLLIN };
-                size_t done;
-
-                for (; next < n && running < GC_PROBES_PARALLEL; next++) {
-                        pthread_t th;
-                        struct probe *pr = &probes[next];
-
-                        pr->deadline_ms = now + GC_PROBE_TIMEOUT_MS;
-                        pr->started = pthread_create(&th, &attr, probe_main, pr) == 0;
-                        if (pr->started)
-                                running++;
-                        else
-                                snprintf(pr->message, sizeof(pr->message), "cannot start a thread to look at it");
-                }
-                for (size_t i = 0; i < next; i++)
-                        if (probes[i].started && !probes[i].finished && !probes[i].hung)
-                                wait = probes[i].deadline_ms - now < wait ? probes[i].deadline_ms - now : wait;
-                if (running > 0 && poll(&p, 1, wait > GC_PROBE_TIMEOUT_MS ? GC_PROBE_TIMEOUT_MS : (int)wait) > 0 &&
-                    read(report[0], &done, sizeof(done)) == sizeof(done) && done < n) {
-                        probes[done].finished = true;
-                        running--;
-                }
-                now = now_ms();
-                for (size_t i = 0; i < next; i++)
-                        if (probes[i].started && !probes[i].finished && !probes[i].hung &&
-                            probes[i].deadline_ms <= now) {
-                                probes[i].hung = true;
-                                running--;
-                        }
+        probe_round(probes, n, report, &attr);
+        /* Looked at together, a dead mount whose dead submount was not gone yet: once more. */
+        for (size_t i = 0; i < n; i++) {
+                struct probe *p = &probes[i];
+                p->go = p->finished && p->dead && p->umount_r == -EBUSY;
+                if (p->go)
+                        p->started = p->finished = false;
         }
+        probe_round(probes, n, report, &attr);
         for (size_t i = 0; i < n; i++)
                 probe_result(&probes[i], actions);
         /* The table and probes stay: a hung thread may still read them until the worker exits. */

@@ -6,7 +6,7 @@
 #     its daemon is stopped (SIGSTOP, as a hung server leaves it):
 #     `kubemount gc` reports the mount as hung within seconds, and while it
 #     looks, ps, run, exec and stop of other containers each answer within a
-#     second.
+#     second; dead mounts (one below another) are still unmounted meanwhile.
 #   - A container replaces its /dev/pts with a symlink to a host directory
 #     holding a FIFO named ptmx: exec -t fails with a clear error and the
 #     FIFO is never opened (a reader blocked in open(2) on it stays blocked);
@@ -80,6 +80,22 @@ is "$rc" 0 "[30 gc] gc exits 0"
 holds "[30 gc] ... within 10 s ($dt ms)" test "$dt" -lt 10000
 like "$(cat "$KM_SCRATCH/gc.out")" "hung-fuse $P/hung: no answer" "[30 gc] gc reports the mount as hung"
 check "[30 gc] ... and leaves it mounted" is_mounted host "$P/hung"
+# Dead mounts meanwhile (one below another): unmounted, the outer after the inner.
+mkdir -p "$P/dead-outer" "$DATA/inner"
+spawn bindfs -f "$DATA" "$P/dead-outer"
+outer=$SPAWNED
+wait_for 10 is_mounted host "$P/dead-outer"
+spawn bindfs -f "$DATA" "$P/dead-outer/inner"
+inner=$SPAWNED
+wait_for 10 is_mounted host "$P/dead-outer/inner"
+kill -9 "$inner" "$outer"
+wait "$inner" "$outer" 2>/dev/null
+run km --kubelet-dir="$KUBELET_DIR" gc
+is "$RC" 0 "[30 gc] gc with dead mounts and the hung one: exit 0"
+like "$OUT" "unmounted-dead-fuse $P/dead-outer/inner" "[30 gc] ... unmounts the inner dead mount"
+like "$OUT" "unmounted-dead-fuse $P/dead-outer:" "[30 gc] ... and the outer one"
+like "$OUT" "hung-fuse $P/hung" "[30 gc] ... and reports the hung one again"
+check_fails "[30 gc] ... both dead mounts are gone" is_mounted host "$P/dead-outer"
 check "SIGCONT to the FUSE daemon" kill -CONT "$daemon"
 is "$(timeout 5 cat "$P/hung/file" 2>&1)" "served by a VCS" "[30 gc] the resumed daemon serves reads again"
 run km --kubelet-dir="$KUBELET_DIR" gc
