@@ -27,6 +27,7 @@ struct ctr {
         bool ours;     /* our child: its exit status is known */
         bool detached; /* else the run's client waits, and its hang-up kills it */
         bool stopping, timed_out, remove_on_exit;
+        bool forgotten; /* on agent.forgotten: freed after the loop's batch of events */
         int timer;
         int dir_fd;
         char *runtime; /* crun, runc or another OCI runtime (absolute path); NULL: embedded */
@@ -74,6 +75,7 @@ struct conn {
         struct watch w; /* first */
         struct conn *next;
         int fd;
+        bool closed; /* on agent.closed_conns: freed after the loop's batch of events */
 };
 
 struct agent {
@@ -83,6 +85,9 @@ struct agent {
         struct ctr *ctrs;
         struct job *jobs;
         struct worker *workers;
+        /* Gone, but a later event of the same epoll batch may still point at them. */
+        struct ctr *forgotten;
+        struct conn *closed_conns;
         struct conn *conns;
         json_t *seccomp_json; /* the profile of seccomp_cached */
         struct seccomp_program seccomp_cached;

@@ -69,7 +69,10 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         if (c->has_seccomp)
                 seccomp_program_done(&c->seccomp);
         json_decref(c->state);
-        free(c);
+        c->spec = NULL, c->runtime = NULL, c->state = NULL, c->has_seccomp = false;
+        c->forgotten = true;
+        c->next = a->forgotten;
+        a->forgotten = c;
 }
 
 int agent_save_state(struct agent *a, struct ctr *c) {
@@ -415,9 +418,30 @@ static void conn_close(struct agent *a, int fd) {
                         *p = c->next;
                         unwatch(a, fd);
                         close(fd);
-                        free(c);
+                        c->closed = true;
+                        c->next = a->closed_conns;
+                        a->closed_conns = c;
                         return;
                 }
+}
+
+/* After a batch of events: what went during it. */
+static void agent_sweep(struct agent *a) {
+        for (struct worker *w = a->workers, *next; w; w = next) {
+                next = w->next;
+                if (w->reaped)
+                        worker_free(a, w);
+        }
+        while (a->forgotten) {
+                struct ctr *c = a->forgotten;
+                a->forgotten = c->next;
+                free(c);
+        }
+        while (a->closed_conns) {
+                struct conn *c = a->closed_conns;
+                a->closed_conns = c->next;
+                free(c);
+        }
 }
 
 /* A client that hangs up stops what it waits for: a run is killed, an exec too. */
@@ -578,14 +602,19 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                 conn_accept(&a);
                                 break;
                         case WATCH_CONN:
-                                conn_request(&a, (struct conn *)w);
+                                if (!((struct conn *)w)->closed)
+                                        conn_request(&a, (struct conn *)w);
                                 break;
                         case WATCH_PID1:
-                                ctr_exited(&a, (struct ctr *)w);
+                                if (!((struct ctr *)w)->forgotten)
+                                        ctr_exited(&a, (struct ctr *)w);
                                 break;
-                        case WATCH_TIMER:
-                                ctr_timer(&a, (struct ctr *)((char *)w - offsetof(struct ctr, timer_w)));
+                        case WATCH_TIMER: {
+                                struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, timer_w));
+                                if (!c->forgotten)
+                                        ctr_timer(&a, c);
                                 break;
+                        }
                         case WATCH_JOB:
                                 job_exited(&a, (struct job *)w);
                                 break;
@@ -597,11 +626,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                 break;
                         }
                 }
-                for (struct worker *w = a.workers, *next; w; w = next) {
-                        next = w->next;
-                        if (w->reaped)
-                                worker_free(&a, w);
-                }
+                agent_sweep(&a);
         }
         (void)r;
 }
@@ -635,4 +660,5 @@ void agent_done(struct agent *a) {
         json_decref(a->seccomp_json);
         closep(&a->lock_fd);
         closep(&a->state_fd);
+        agent_sweep(a);
 }
