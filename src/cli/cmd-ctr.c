@@ -194,7 +194,9 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
                 "COMMAND's (128+N for signal N; 125 if kubemount failed).\n"
                 "\n"
                 "  -i, --interactive   pass stdin (else /dev/null)\n"
-                "  -t, --tty           stdin is a terminal: make it the controlling one\n"
+                "  -t, --tty           stdin is a terminal: give COMMAND one of the container's\n"
+                "                      own, relayed to it (without -t a terminal of ours\n"
+                "                      reaches COMMAND only through a pipe)\n"
                 "  -e, --env K=V       the environment (replaces the container's when given)\n"
                 "  -w, --cwd DIR       working directory in the container\n";
         static const struct option opts[] = {
@@ -359,7 +361,9 @@ int cmd_gc(struct cli *cli, int argc, char **argv) {
                 "\n"
                 "Reconcile the state directory with the kernel: containers whose PID 1 is\n"
                 "gone are marked exited, unreadable state files are rebuilt or removed, and\n"
-                "FUSE mounts below the kubelet dir whose daemon is gone are unmounted.\n";
+                "FUSE mounts below the kubelet dir whose daemon is gone are unmounted; one\n"
+                "that does not answer within 2 s (a stopped daemon, a hung server) is\n"
+                "reported as hung-fuse and left mounted.\n";
         _cleanup_free_ char *text = NULL;
         struct km_error err = {};
         struct km_agent *a;

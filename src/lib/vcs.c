@@ -404,7 +404,14 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
 
 KM_EXPORT int km_vcs_run_fds(struct km_agent *a, const struct km_vcs *v, const int fds[3], int *exit_status,
                              struct km_error *err) {
-        return run_request(a, v, false, fds, exit_status, NULL, err);
+        _cleanup_(stdio_relay_stop) struct stdio_relay relay = STDIO_RELAY_INIT;
+        /* A terminal of ours goes through a pipe (THREATS 28); the relay starts before we connect,
+         * so that it never holds the agent's socket. */
+        int r = stdio_relay_start(&relay, fds);
+
+        if (r < 0)
+                return km_error_set(err, r, "run: a pipe for the terminal");
+        return run_request(a, v, false, relay.fds, exit_status, NULL, err);
 }
 
 KM_EXPORT int km_vcs_start(struct km_agent *a, const struct km_vcs *v, char **ret_name, struct km_error *err) {
@@ -472,8 +479,8 @@ KM_EXPORT int km_vcs_run(struct km_agent *a, const struct km_vcs *v, char **outp
         return with_output(run_fn, &ra, output, size, err);
 }
 
-KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const *argv, char *const *env,
-                              const char *cwd, bool tty, const int fds[3], int *exit_status, struct km_error *err) {
+static int exec_request(struct km_agent *a, const char *name, char *const *argv, char *const *env, const char *cwd,
+                        bool tty, const int fds[3], int *exit_status, struct km_error *err) {
         _cleanup_close_ int sock = agent_connect(a, err);
         _cleanup_json_ json_t *req = json_pack("{s:s, s:s, s:[], s:s?, s:b}", "op", "exec", "name", name, "args", "cwd",
                                                cwd, "tty", tty);
@@ -514,6 +521,18 @@ KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const 
         if (r >= 0 && exit_status)
                 *exit_status = exit_status_of(m);
         return r;
+}
+
+KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const *argv, char *const *env,
+                              const char *cwd, bool tty, const int fds[3], int *exit_status, struct km_error *err) {
+        _cleanup_(stdio_relay_stop) struct stdio_relay relay = STDIO_RELAY_INIT;
+        /* Without -t a terminal of ours goes through a pipe (THREATS 28), relayed by a child
+         * started before we connect; with -t the command gets a terminal of its own. */
+        int r = tty ? 0 : stdio_relay_start(&relay, fds);
+
+        if (r < 0)
+                return km_error_set(err, r, "exec: a pipe for the terminal");
+        return exec_request(a, name, argv, env, cwd, tty, tty ? fds : relay.fds, exit_status, err);
 }
 
 static int exec_fn(void *u, const int fds[3], struct km_error *err) {
