@@ -185,18 +185,23 @@ struct masker {
         const char *s;
         size_t done; /* s[0..done) is in out */
         char *out;
-        size_t len;
+        size_t len, size;
 };
 
+/* Grows out geometrically: a word of many secrets stays linear (ASan's realloc always copies). */
 static int append(struct masker *m, const char *p, size_t n) {
-        char *o = realloc(m->out, m->len + n + 1);
+        if (m->len + n + 1 > m->size) {
+                size_t size = m->size * 2 > m->len + n + 1 ? m->size * 2 : m->len + n + 1;
+                char *o = realloc(m->out, size);
 
-        if (!o)
-                return -ENOMEM;
-        memcpy(o + m->len, p, n);
+                if (!o)
+                        return -ENOMEM;
+                m->out = o;
+                m->size = size;
+        }
+        memcpy(m->out + m->len, p, n);
         m->len += n;
-        o[m->len] = '\0';
-        m->out = o;
+        m->out[m->len] = '\0';
         return 0;
 }
 
