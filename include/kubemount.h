@@ -63,9 +63,13 @@ const struct km_mount *km_mount_table_at(const struct km_mount_table *t, size_t 
 /* The last (topmost) mount whose mount point is exactly path, or NULL. */
 const struct km_mount *km_mount_table_find_target(const struct km_mount_table *t, const char *path);
 /*
- * All mount points that show the same filesystem and root as the mount at
- * path (GetMountRefs), excluding path itself.  *ret is a NULL-terminated
- * array freed with km_strv_free().  Returns the count.
+ * GetMountRefs (mount-utils SearchMountPoints) for an absolute, canonical
+ * path, a mount point or not: the mount points that show the directory path
+ * names (same device, root = the holding mount's root + the rest of path),
+ * the holding mount itself left out.  For a directory inside a mount these
+ * are its binds (a subPath source), for a plain directory usually none.
+ * *ret is a NULL-terminated array freed with km_strv_free().  Returns the
+ * count; -ENOENT when no mount of the table holds path.
  */
 int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret, struct km_error *err);
 void km_strv_free(char **strv);

@@ -20,7 +20,7 @@ static const char usage[] =
         "                             unmount in the host namespace\n"
         "  is-mountpoint PATH         exit 0 if PATH is a mount point, 1 if not,\n"
         "                             3 if it is a corrupted mount (dead FUSE, stale NFS)\n"
-        "  refs PATH                  other mount points of the filesystem mounted at PATH\n"
+        "  refs PATH                  mount points that refer to PATH (GetMountRefs)\n"
         "  list                       the host mount table\n"
         "\n"
         "Global options:\n"
