@@ -4,6 +4,7 @@
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
 
+#include "mount-identity.h"
 #include "util.h"
 
 DEFINE_CLEANUP(struct libmnt_iter, sym_mnt_free_iter)
@@ -98,6 +99,9 @@ KM_EXPORT unsigned km_mount_id(const struct km_mount *m) {
 }
 KM_EXPORT unsigned km_mount_parent_id(const struct km_mount *m) {
         return (unsigned)sym_mnt_fs_get_parent_id(FS(m));
+}
+dev_t mount_devno(const struct km_mount *m) {
+        return sym_mnt_fs_get_devno(FS(m));
 }
 KM_EXPORT const char *km_mount_target(const struct km_mount *m) {
         return sym_mnt_fs_get_target(FS(m));
