@@ -167,6 +167,13 @@ void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_
  * /etc.  Refused, too, when dir cannot be looked at (fail closed).
  */
 int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir);
+/*
+ * As km_mount_spec_set_confine() for a default nobody named (such as
+ * /var/lib/kubelet when the kubelet may use another --root-dir): fail
+ * closed, a target that the walk does not find inside dir is refused
+ * (excode 1, usage), since confinement would silently not apply to it.
+ */
+int km_mount_spec_set_confine_default(struct km_mount_spec *s, const char *dir);
 /* Options as they may be shown: sensitive values replaced by "<masked>". */
 char *km_mount_spec_describe(const struct km_mount_spec *s);
 
@@ -181,13 +188,16 @@ enum {
         KM_UMOUNT_FORCE = 1u << 0,     /* MNT_FORCE right away */
         KM_UMOUNT_LAZY = 1u << 1,      /* MNT_DETACH right away */
         KM_UMOUNT_RECURSIVE = 1u << 2, /* everything under target, deepest first */
+        KM_UMOUNT_CONFINE_REQUIRED = 1u << 3, /* confine is a default nobody named: see below */
 };
 /*
  * Unmount target.  timeout_ms > 0: if the normal unmount does not finish in
  * time, retry with MNT_FORCE, then MNT_DETACH, logging each step.
  * Corrupted mounts (dead FUSE daemon, stale NFS handle) unmount normally.
  * confine (may be NULL): as km_mount_spec_set_confine(), a target below it
- * may not pass through a symlink or "..".
+ * may not pass through a symlink or "..".  With KM_UMOUNT_CONFINE_REQUIRED
+ * a target that the walk does not find inside confine is refused, as
+ * km_mount_spec_set_confine_default() does for mounts.
  */
 int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
               struct km_error *err);

@@ -35,7 +35,14 @@ static const char mount_help[] =
         "Secret options never appear in messages or in kubemount's command line;\n"
         "values of keys such as password=, secret=, key=, token= are masked anyway.\n"
         "\n"
-        "Exit status (mount(8)): 0 success, 1 usage, 2 system error, 32 mount failure.\n";
+        "Below the kubelet dir (kubemount --kubelet-dir=DIR, else $KUBEMOUNT_KUBELET_DIR)\n"
+        "no symlink or \"..\" is followed.  When neither names it, a TARGET that is not\n"
+        "inside the default, /var/lib/kubelet, is refused (exit 1): a kubelet with another\n"
+        "--root-dir would get no confinement.  Naming the kubelet dir allows targets\n"
+        "outside it (unconfined, as mount(8) does).\n"
+        "\n"
+        "Exit status (mount(8)): 0 success, 1 usage (also a TARGET outside an unnamed\n"
+        "kubelet dir), 2 system error, 32 mount failure.\n";
 
 static const char umount_help[] =
         "Usage: kubemount umount [options] TARGET\n"
@@ -53,8 +60,12 @@ static const char umount_help[] =
         "                       retry with force, then lazily; each step is reported\n"
         "  -v, --verbose        report each unmount\n"
         "\n"
-        "Exit status (umount(8)): 0 success, 1 usage, 2 system error, 32 failure\n"
-        "(the message says \"not mounted\" when TARGET is not a mount point).\n";
+        "TARGET is confined like a mount target (see kubemount mount --help): without a\n"
+        "named kubelet dir, a TARGET outside /var/lib/kubelet is refused.\n"
+        "\n"
+        "Exit status (umount(8)): 0 success, 1 usage (also a TARGET outside an unnamed\n"
+        "kubelet dir), 2 system error, 32 failure (the message says \"not mounted\" when\n"
+        "TARGET is not a mount point).\n";
 
 /* Secret options come from an fd or a file so that they stay out of argv. */
 static int read_sensitive(const struct mount_args *a, char **ret) {
@@ -123,7 +134,8 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
                 }
         }
 
-        if (km_mount_spec_set_confine(a.spec, cli->kubelet_dir) < 0) {
+        if ((cli->kubelet_dir_named ? km_mount_spec_set_confine(a.spec, cli->kubelet_dir)
+                                    : km_mount_spec_set_confine_default(a.spec, cli->kubelet_dir)) < 0) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
@@ -154,7 +166,9 @@ int cmd_umount(struct cli *cli, int argc, char **argv) {
         }
         if (a.verbose && !cli->verbose)
                 cli_log_setup(cli->verbose = 1);
-        r = km_umount_in_host(cli->host_ns, a.target, cli->kubelet_dir, a.flags, a.timeout_ms, &excode, &err);
+        r = km_umount_in_host(cli->host_ns, a.target, cli->kubelet_dir,
+                              a.flags | (cli->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms,
+                              &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

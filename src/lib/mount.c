@@ -65,6 +65,13 @@ KM_EXPORT int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir
         int r = free_and_strdup(&s->confine, dir);
         if (r == 0 && s->confine)
                 path_simplify(s->confine);
+        s->confine_required = false;
+        return r;
+}
+
+KM_EXPORT int km_mount_spec_set_confine_default(struct km_mount_spec *s, const char *dir) {
+        int r = km_mount_spec_set_confine(s, dir);
+        s->confine_required = r == 0 && s->confine;
         return r;
 }
 
@@ -206,8 +213,27 @@ static int open_confined(const struct km_mount_spec *s, const char *path, const 
         return km_error_set(err, fd, "mount: %s: %s %s", s->target, what, path);
 }
 
-static int open_target(const struct km_mount_spec *s, struct resolved *where, struct km_error *err) {
-        return open_confined(s, s->target, "mount point", where, err);
+/*
+ * The target, walked like open_confined(); with a default kubelet dir that
+ * nobody named, a target the walk does not find in it is refused (fail
+ * closed): *ret_usage says so.
+ */
+static int open_target(const struct km_mount_spec *s, struct resolved *where, bool *ret_usage,
+                       struct km_error *err) {
+        _cleanup_(resolved_done) struct resolved own = { .parent_fd = -EBADF };
+        _cleanup_close_ int fd = -EBADF;
+
+        *ret_usage = false;
+        if (!where)
+                where = &own;
+        fd = open_confined(s, s->target, "mount point", where, err);
+        if (fd < 0 || !s->confine_required || where->inside)
+                return TAKE_FD(fd);
+        *ret_usage = true;
+        return km_error_set_plain(err, -EPERM,
+                                  "mount: %s: outside the kubelet dir %s, the default, so not confined; name the "
+                                  "kubelet's root dir (kubemount --kubelet-dir=DIR or KUBEMOUNT_KUBELET_DIR=DIR)",
+                                  s->target, s->confine);
 }
 
 /* A bind's source, walked like the target: a subPath symlink cannot bind /etc (THREATS 3). */
@@ -237,12 +263,13 @@ static bool may_use_helper(const struct km_mount_spec *s) {
 }
 
 /* --make-*: on the mount now at the target, found by a fresh confined walk. */
-static int apply_propagation(const struct km_mount_spec *s, struct km_error *err) {
+static int apply_propagation(const struct km_mount_spec *s, bool *ret_usage, struct km_error *err) {
         _cleanup_close_ int fd = -EBADF;
 
+        *ret_usage = false;
         if (!s->has_propagation)
                 return 0;
-        fd = open_target(s, NULL, err);
+        fd = open_target(s, NULL, ret_usage, err);
         if (fd < 0)
                 return fd;
         return propagation_set_fd(fd, s->target, s->propagation, s->propagation_recursive, err);
@@ -422,10 +449,11 @@ static int verify_landed(const struct km_mount_spec *s, int target_fd, const str
 
 /* After a successful mount: log, then --make-* if asked. */
 static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+        bool usage;
         int r;
 
         km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
-        r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, err);
+        r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, &usage, err);
         *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
         return r;
 }
@@ -518,7 +546,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         _cleanup_(resolved_done) struct resolved where = { .parent_fd = -EBADF };
         _cleanup_free_ char *options = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF;
-        bool bind;
+        bool bind, usage;
         int r;
         int dummy;
 
@@ -532,15 +560,18 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         /* "mount --make-rshared TARGET" alone changes propagation only. */
         if (!s->source && s->has_propagation && !s->options && !s->sensitive &&
             !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND))) {
-                r = apply_propagation(s, err);
-                *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
+                r = apply_propagation(s, &usage, err);
+                *excode = r < 0 ? (usage ? MNT_EX_USAGE : MNT_EX_FAIL) : MNT_EX_SUCCESS;
                 return r;
         }
 
         *excode = MNT_EX_FAIL;
-        target_fd = open_target(s, &where, err);
-        if (target_fd < 0)
+        target_fd = open_target(s, &where, &usage, err);
+        if (target_fd < 0) {
+                if (usage)
+                        *excode = MNT_EX_USAGE;
                 return target_fd;
+        }
         r = refuse_duplicate(s, err);
         if (r < 0)
                 return r;

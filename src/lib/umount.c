@@ -368,6 +368,15 @@ KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags,
         fd = open_target(target, confine, &where, err);
         if (fd < 0)
                 return fd;
+        /* A default kubelet dir nobody named: a target outside it would not be confined (fail closed). */
+        if ((flags & KM_UMOUNT_CONFINE_REQUIRED) && !where.inside) {
+                *excode = MNT_EX_USAGE;
+                return km_error_set_plain(err, -EPERM,
+                                          "umount: %s: outside the kubelet dir %s, the default, so not confined; "
+                                          "name the kubelet's root dir (kubemount --kubelet-dir=DIR or "
+                                          "KUBEMOUNT_KUBELET_DIR=DIR)",
+                                          target, confine ? confine : "(none)");
+        }
         if (where.parent_fd < 0 && !streq(target, "/"))
                 return km_error_set_plain(err, -EINVAL, "umount: %s: a target ending in '..' is not unmounted", target);
         helpers = have_umount_helpers();
