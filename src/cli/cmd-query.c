@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* kubemount is-mountpoint / refs / list: queries of the host mount table. */
+#include <sys/stat.h>
+
 #include "cli.h"
 
 static const char is_mountpoint_help[] =
@@ -106,10 +108,11 @@ static int table_in_host(void *userdata, struct km_error *err) {
 static int refs_in_host(void *userdata, struct km_error *err) {
         struct table_job *job = userdata;
         _cleanup_free_ char *canonical = NULL;
+        struct stat st;
         int r;
 
-        canonical = realpath(job->path, NULL);
-        if (!canonical) {
+        /* stat() first, as mount-utils' PathExists: realpath() alone does not ask a dead FUSE daemon. */
+        if (stat(job->path, &st) < 0 || !(canonical = realpath(job->path, NULL))) {
                 r = -errno;
                 if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
                         if (r != -ENOENT)

@@ -3,11 +3,14 @@
 # kubemount refs PATH answers for any path, as k8s.io/mount-utils'
 # GetMountRefs does (SearchMountPoints): for a mount point its other binds,
 # for a directory inside a mount the bind that still references it (a subPath
-# source), for a plain directory or a missing path an empty list and exit 0.
-# Text and --json, from the host and from the kubelet container.
+# source), for a plain directory, a missing path or a corrupted mount an
+# empty list and exit 0.  Text and --json, from the host and from the kubelet
+# container.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
 command -v python3 >/dev/null || { echo "Bail out! python3 is not installed (JSON checks)"; exit 1; }
+command -v bindfs >/dev/null || { echo "Bail out! bindfs is not installed (a corrupted FUSE mount)"; exit 1; }
+[[ -c /dev/fuse ]] || { echo "Bail out! no /dev/fuse (a corrupted FUSE mount)"; exit 1; }
 
 node_up
 P=$KUBELET_DIR/pods/uid-1
@@ -87,6 +90,26 @@ is "$RC:$OUT" "0:$(lines "$B" "$B")" "stacked binds at one path: both listed for
 refs host "$B"
 is "$RC:$OUT" "0:$(lines "$A" "$B")" "... for the path itself: the source and the bind under the top"
 umount "$B" "$B" "$A"
+
+# A corrupted mount (its FUSE daemon killed): no refs, a warning, exit 0, as GetMountRefs.
+F=$P/fuse
+mkdir -p "$F"
+spawn bindfs -f "$G/data" "$F"
+if wait_for 10 is_mounted host "$F"; then
+        kill -KILL "$SPAWNED"
+        wait "$SPAWNED" 2>/dev/null
+        # The kernel serves the root's cached attributes for a second.
+        corrupted() { refs host "$F" && [[ $ERR == *corrupted* ]]; }
+        wait_for 5 corrupted
+        is "$RC:$OUT" "0:" "a corrupted mount (dead FUSE daemon): no refs, exit 0"
+        like "$ERR" "^kubemount: warning: refs $F: corrupted mount \\(Transport endpoint is not connected\\)" \
+                "... and a warning saying so"
+        json host "$F/below"
+        is "$JRC:$OUT" "0:[]" "... below it, --json: []"
+        umount -l "$F"
+else
+        not_ok "bindfs mounts $F"
+fi
 
 umount "$S" "$V" "$G"
 node_down "refs"
