@@ -226,6 +226,11 @@ int km_vcs_set_command(struct km_vcs *v, char *const *argv);
 int km_vcs_add_env(struct km_vcs *v, const char *assignment); /* "K=V" */
 int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination, enum km_propagation_kind kind,
                      bool readonly);
+/*
+ * The kubelet dir (default /var/lib/kubelet): a mount source below it may not
+ * pass through a symlink or "..", as with km_mount_spec_set_confine().
+ */
+int km_vcs_set_kubelet_dir(struct km_vcs *v, const char *dir);
 int km_vcs_set_cwd(struct km_vcs *v, const char *dir);
 /* "crun", "runc" or a path: the agent runs the same bundle with that OCI runtime; NULL or "embedded": its own. */
 int km_vcs_set_runtime(struct km_vcs *v, const char *runtime);
@@ -280,7 +285,7 @@ int km_vcs_gc(struct km_agent *a, const char *kubelet_dir, char **json, struct k
  * Where and how: the store dir, the host mount namespace the store lives in
  * (entered in-process, as for mounts), registries allowed over plain HTTP,
  * extra CA directories (HOST:PORT/ca.crt), docker-style auth files, the
- * platform to choose in an index, a terminal for progress.
+ * platform to choose in an index, a terminal for progress, a size limit.
  */
 struct km_image_options;
 struct km_image_options *km_image_options_new(void);
@@ -292,6 +297,8 @@ int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir);
 int km_image_options_add_auth_file(struct km_image_options *o, const char *path);
 int km_image_options_set_platform(struct km_image_options *o, const char *os_arch_variant); /* "linux/arm64/v8" */
 void km_image_options_set_progress_fd(struct km_image_options *o, int fd);
+/* What one image may take: the bytes its layers declare, and unpack to all together (0: the default, 16 GiB). */
+void km_image_options_set_max_image_size(struct km_image_options *o, uint64_t bytes);
 
 /* Each returns the image's record as JSON text (free()): {"ref", "manifest", "config", "rootfs", ...}. */
 int km_image_pull(const struct km_image_options *o, const char *ref, char **json, struct km_error *err);
@@ -302,7 +309,10 @@ int km_image_import(const struct km_image_options *o, const char *source, const 
 int km_image_list(const struct km_image_options *o, char **json, struct km_error *err);
 /* Drops REF and what nothing else uses, sparing the root filesystems in keep_rootfs (live containers). */
 int km_image_remove(const struct km_image_options *o, const char *ref, char *const *keep_rootfs, struct km_error *err);
-/* The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as defaults. */
+/*
+ * The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as
+ * defaults, and with a writable layer of its own over it: the store's tree is never written.
+ */
 int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o, struct km_error *err);
 
 #ifdef __cplusplus

@@ -88,8 +88,11 @@ static bool usable_namespace(pid_t target, enum ns_kind ns) {
         return true;
 }
 
-/* The parent waits and leaves with the child's status or signal. */
-static void continue_as_child(void) {
+/*
+ * The parent waits and leaves with the child's status or signal; PROGRAM
+ * (argc words) is the child's, whose secrets need not stay in the parent.
+ */
+static void continue_as_child(int argc, char **program) {
         int status = 0;
         pid_t child, r;
 
@@ -99,6 +102,7 @@ static void continue_as_child(void) {
                 err(EXIT_FAILURE, "fork failed");
         if (child == 0)
                 return;
+        route_scrub(argc, program);
         for (;;) {
                 r = waitpid(child, &status, WUNTRACED);
                 if (r < 0 && errno == EINTR)
@@ -132,10 +136,17 @@ static void exec_shell(void) {
         err(errno == ENOENT ? 127 : 126, "failed to execute %s", shell);
 }
 
+/* The library's warnings (a FUSE daemon left in the caller's cgroup) reach the caller. */
+static void log_warning(int level _unused_, const char *message, void *userdata _unused_) {
+        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
+}
+
 int main(int argc, char **argv) {
         struct nsenter_args a;
         bool setgroups_failed = false, mount_entered;
         int do_fork = -1;
+
+        km_log_set(log_warning, NULL, KM_LOG_WARNING);
 
         /*
          * Silently first: nsenter would have stopped at a failed open before
@@ -243,7 +254,7 @@ int main(int argc, char **argv) {
         }
 
         if (do_fork == 1)
-                continue_as_child();
+                continue_as_child(argc - a.program, argv + a.program);
 
         if (a.force_gid && setgroups(0, NULL) != 0 && setgroups_failed)
                 err(EXIT_FAILURE, "setgroups failed");

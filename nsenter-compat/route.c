@@ -9,6 +9,7 @@
 #include "options.h"
 #include "probes.h"
 #include "route.h"
+#include "secrets.h"
 
 /*
  * "systemd-run --description=... --scope -- PROG ARGS", as the kubelet wraps
@@ -58,6 +59,8 @@ static int route_mount(int argc, char **argv) {
                 mount_args_done(&a);
                 return -1;
         }
+        /* Ours: the spec holds copies, so -o's secrets leave /proc/PID/cmdline now. */
+        secret_scrub_mount_argv(argc, argv);
         if ((named ? km_mount_spec_set_confine(a.spec, dir) : km_mount_spec_set_confine_default(a.spec, dir)) < 0) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
@@ -102,6 +105,25 @@ static bool program_exists(const char *argv0) {
                 p += n + (p[n] == ':');
         }
         return false;
+}
+
+/* argv of mount (bare, by path or wrapped in systemd-run --scope --), or NULL. */
+static char **mount_argv(int *argc, char **argv) {
+        if (streq(path_basename(argv[0]), "systemd-run")) {
+                int i = unwrap_systemd_run(*argc, argv);
+                if (i < 0)
+                        return NULL;
+                *argc -= i;
+                argv += i;
+        }
+        return streq(path_basename(argv[0]), "mount") ? argv : NULL;
+}
+
+void route_scrub(int argc, char **argv) {
+        char **m = argc > 0 ? mount_argv(&argc, argv) : NULL;
+
+        if (m)
+                secret_scrub_mount_argv(argc, m);
 }
 
 int route_program(int argc, char **argv, bool mount_ns_entered) {

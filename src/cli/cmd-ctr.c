@@ -69,7 +69,10 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
                 "Serve VCS container requests on STATE_DIR/agent.sock, in the foreground.\n"
                 "The agent makes every container from a small template mount namespace,\n"
                 "keeps them in cgroups of their own, and owns the state directory.  Run it\n"
-                "from kubemount-agent.service; 'kubemount run' starts one when none runs.\n"
+                "from kubemount-agent.service; 'kubemount run' starts one when none runs:\n"
+                "the installed " KM_BINDIR "/kubemount (or $KUBEMOUNT_AGENT_BINARY, owned\n"
+                "by root), with a fixed PATH and environment, umask 022 and soft rlimits\n"
+                "reset, whoever the caller is (kubemount(8)).\n"
                 "\n"
                 "  --state-dir DIR     default $KUBEMOUNT_STATE_DIR or /run/kubemount\n"
                 "  --idle-exit SECS    exit after SECS with no container and no client\n";
@@ -191,7 +194,9 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
                 "COMMAND's (128+N for signal N; 125 if kubemount failed).\n"
                 "\n"
                 "  -i, --interactive   pass stdin (else /dev/null)\n"
-                "  -t, --tty           stdin is a terminal: make it the controlling one\n"
+                "  -t, --tty           stdin is a terminal: give COMMAND one of the container's\n"
+                "                      own, relayed to it (without -t a terminal of ours\n"
+                "                      reaches COMMAND only through a pipe)\n"
                 "  -e, --env K=V       the environment (replaces the container's when given)\n"
                 "  -w, --cwd DIR       working directory in the container\n";
         static const struct option opts[] = {
@@ -356,7 +361,9 @@ int cmd_gc(struct cli *cli, int argc, char **argv) {
                 "\n"
                 "Reconcile the state directory with the kernel: containers whose PID 1 is\n"
                 "gone are marked exited, unreadable state files are rebuilt or removed, and\n"
-                "FUSE mounts below the kubelet dir whose daemon is gone are unmounted.\n";
+                "FUSE mounts below the kubelet dir whose daemon is gone are unmounted; one\n"
+                "that does not answer within 2 s (a stopped daemon, a hung server) is\n"
+                "reported as hung-fuse and left mounted.\n";
         _cleanup_free_ char *text = NULL;
         struct km_error err = {};
         struct km_agent *a;

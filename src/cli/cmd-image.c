@@ -14,7 +14,12 @@
         "                         /var/lib/kubelet/config.json)\n"                                        \
         "  --platform OS/ARCH[/VARIANT]   the image to take from a multi-platform index\n"
 
-enum { OPT_INSECURE = 0x100, OPT_CERTS, OPT_AUTHFILE, OPT_PLATFORM, OPT_JSON };
+#define MAX_SIZE_HELP                                                                                       \
+        "  --max-image-size SIZE  refuse an image over SIZE bytes, packed or unpacked\n"                    \
+        "                         (K, M, G, T: powers of 1024; default 16G; also\n"                         \
+        "                         \"maxImageSize\" in /etc/kubemount/config.json)\n"
+
+enum { OPT_INSECURE = 0x100, OPT_CERTS, OPT_AUTHFILE, OPT_PLATFORM, OPT_JSON, OPT_MAX_SIZE };
 
 const struct option cli_image_long_options[] = {
         { "insecure-registry", required_argument, NULL, OPT_INSECURE },
@@ -24,9 +29,49 @@ const struct option cli_image_long_options[] = {
         {},
 };
 
+/* "1048576", "512M", "16G", "1TiB": bytes, K/M/G/T being powers of 1024. */
+static int parse_size(const char *text, uint64_t *ret) {
+        static const char units[] = "KMGT";
+        unsigned long long n;
+        const char *u;
+        char *end;
+
+        if (!text || *text < '0' || *text > '9')
+                return -EINVAL;
+        errno = 0;
+        n = strtoull(text, &end, 10);
+        if (errno != 0)
+                return -EINVAL;
+        if (*end && (u = strchr(units, *end & ~0x20))) {
+                for (const char *p = units; p <= u; p++) {
+                        if (n > UINT64_MAX / 1024)
+                                return -ERANGE;
+                        n *= 1024;
+                }
+                end++;
+                if (streq(end, "iB") || streq(end, "B"))
+                        end += strlen(end);
+        }
+        if (*end)
+                return -EINVAL;
+        *ret = n;
+        return 0;
+}
+
+static int set_max_size(struct km_image_options *o, const char *text) {
+        uint64_t n = 0;
+        int r = parse_size(text, &n);
+
+        if (r < 0 || n == 0)
+                return -EINVAL;
+        km_image_options_set_max_image_size(o, n);
+        return 0;
+}
+
 /*
  * The node's settings, if any: $KUBEMOUNT_CONFIG or /etc/kubemount/config.json,
- * {"insecureRegistries": ["HOST:PORT", ...], "certsDir": "DIR", "authFiles": [...]}.
+ * {"insecureRegistries": ["HOST:PORT", ...], "certsDir": "DIR", "authFiles": [...],
+ *  "maxImageSize": BYTES or "SIZE"}.
  */
 static int read_config(struct km_image_options *o) {
         const char *path = getenv("KUBEMOUNT_CONFIG") ?: "/etc/kubemount/config.json";
@@ -43,6 +88,17 @@ static int read_config(struct km_image_options *o) {
                 r = km_image_options_add_auth_file(o, json_string_value(v));
         if (r == 0 && json_is_string(json_object_get(c, "certsDir")))
                 r = km_image_options_set_certs_dir(o, json_string_value(json_object_get(c, "certsDir")));
+        v = json_object_get(c, "maxImageSize");
+        if (r == 0 && json_is_integer(v) && json_integer_value(v) > 0)
+                km_image_options_set_max_image_size(o, (uint64_t)json_integer_value(v));
+        else if (r == 0 && v) {
+                r = json_is_string(v) ? set_max_size(o, json_string_value(v)) : -EINVAL;
+                if (r < 0) {
+                        cli_error("%s: maxImageSize: expected a size (bytes, or with K, M, G or T)", path);
+                        json_decref(c);
+                        return r;
+                }
+        }
         json_decref(c);
         if (r < 0)
                 cli_error("%s: invalid settings", path);
@@ -79,6 +135,7 @@ static int parse(struct cli *cli, struct km_image_options *o, int argc, char **a
                 { "json", no_argument, NULL, OPT_JSON },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
+                { "max-image-size", required_argument, NULL, OPT_MAX_SIZE },
         };
         struct option opts[ELEMENTSOF(extra) + 5];
         int c, r;
@@ -96,7 +153,7 @@ static int parse(struct cli *cli, struct km_image_options *o, int argc, char **a
                         *(c == 'q' ? quiet : &cli->json) = true;
                         continue;
                 }
-                r = c == '?' ? -EINVAL : cli_image_option(o, c, optarg);
+                r = c == '?' ? -EINVAL : c == OPT_MAX_SIZE ? set_max_size(o, optarg) : cli_image_option(o, c, optarg);
                 if (r != 0) {
                         cli_error("%s: invalid option '%s'", argv[0], argv[optind - 1]);
                         return -EINVAL;
@@ -126,7 +183,8 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
                                    "Pull an image from its registry into the store (verified by sha256) and\n"
                                    "unpack it for 'kubemount run --image REF'.  REF is [REGISTRY/]NAME[:TAG][@DIGEST];\n"
                                    "a tag is asked for again, a digest is pinned and verified.\n"
-                                   "\n" IMAGE_OPTIONS_HELP "  -q, --quiet            print nothing on success\n"
+                                   "\n" IMAGE_OPTIONS_HELP MAX_SIZE_HELP
+                                   "  -q, --quiet            print nothing on success\n"
                                    "  --json                 print the image's record\n"
                                    "\n"
                                    "Exit status: 0 pulled, 1 failed, 2 usage.\n";
@@ -156,12 +214,15 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
 
 int cmd_image(struct cli *cli, int argc, char **argv) {
         static const char help[] =
-                "Usage: kubemount image import [--json] SOURCE [NAME[:TAG]]\n"
+                "Usage: kubemount image import [OPTIONS] SOURCE [NAME[:TAG]]\n"
                 "\n"
                 "Import an image for air-gapped nodes.  SOURCE is oci:DIR[:NAME] (an OCI image\n"
                 "layout), oci-archive:FILE[:NAME] (one as a tar file) or rootfs:TARFILE (a root\n"
                 "filesystem tarball, made a one-layer image; NAME required).  NAME defaults to\n"
-                "the layout's own reference name.\n";
+                "the layout's own reference name.\n"
+                "\n" MAX_SIZE_HELP
+                "  -q, --quiet            print nothing on success\n"
+                "  --json                 print the image's record\n";
         struct km_image_options *o = NULL;
         _cleanup_free_ char *json = NULL;
         struct km_error err = {};

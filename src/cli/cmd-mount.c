@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "mountargs.h"
+#include "secrets.h"
 
 static const char mount_help[] =
         "Usage: kubemount mount [options] [SOURCE] TARGET\n"
@@ -33,7 +34,8 @@ static const char mount_help[] =
         "  --sensitive-options-file=FILE\n"
         "                            read secret options from FILE (not a symlink)\n"
         "Secret options never appear in messages or in kubemount's command line;\n"
-        "values of keys such as password=, secret=, key=, token= are masked anyway.\n"
+        "values of keys such as password=, secret=, key=, token= are masked anyway,\n"
+        "and overwritten in kubemount's own command line (/proc/PID/cmdline) once read.\n"
         "\n"
         "Below the kubelet dir (kubemount --kubelet-dir=DIR, else $KUBEMOUNT_KUBELET_DIR)\n"
         "no symlink or \"..\" is followed.  When neither names it, a TARGET that is not\n"
@@ -104,6 +106,12 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
         int r, excode = MNT_EX_SUCCESS;
 
         r = mount_args_parse(argc, argv, &a);
+        /*
+         * mount-utils passes secrets with -o, and /proc/PID/cmdline shows
+         * them to anyone while the mount runs: the spec holds copies now,
+         * so overwrite the values in argv itself, as mount.cifs does.
+         */
+        secret_scrub_mount_argv(argc, argv);
         if (r < 0) {
                 cli_error("mount: %s\nTry 'kubemount mount --help'.", a.error);
                 mount_args_done(&a);

@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "cli.h"
+#include "secrets.h"
 
 static const char help[] =
         "Usage: kubemount run --rootfs DIR [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -18,16 +19,21 @@ static const char help[] =
         "(from the host's pid namespace); a containerized caller needs it running.\n"
         "\n"
         "Options:\n"
-        "  --rootfs DIR           the root filesystem (a host path)\n"
+        "  --rootfs DIR           the root filesystem (a host path), used as it is:\n"
+        "                         what the container writes lands in DIR\n"
         "  --image REF            an image's instead, pulled when the store lacks it; its\n"
-        "                         Entrypoint+Cmd, Env and WorkingDir are the defaults\n"
+        "                         Entrypoint+Cmd, Env and WorkingDir are the defaults.\n"
+        "                         The container writes to a layer of its own (overlay),\n"
+        "                         removed with it; the image stays as pulled\n"
         "  --insecure-registry, --certs-dir, --authfile, --platform: as for pull\n"
         "  --name NAME            the container's name (default: generated)\n"
         "  -d, --detach           keep it running; print its name; output goes to\n"
         "                         'kubemount logs NAME'\n"
         "  --mount SRC:DST[:PROPAGATION][:ro]\n"
-        "                         bind host SRC on DST; PROPAGATION rshared (default),\n"
-        "                         rslave or private\n"
+        "                         bind host SRC on DST (made in the container when\n"
+        "                         missing); PROPAGATION rshared (default), rslave or\n"
+        "                         private.  Below the kubelet dir (--kubelet-dir) SRC\n"
+        "                         may not pass through a symlink or '..'\n"
         "  -e, --env K=V          set an environment variable\n"
         "  --net host|none        the host's network (default) or none\n"
         "  --host-dev             the host's /dev instead of a fresh one\n"
@@ -139,6 +145,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                         break;
                 case 'e':
                         r = km_vcs_add_env(v, optarg);
+                        secret_scrub_word(optarg); /* copied: /proc/PID/cmdline shows the rest */
                         break;
                 case 'N':
                         if (!streq(optarg, "host") && !streq(optarg, "none"))
@@ -179,12 +186,17 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 if (r < 0)
                         cli_error("run: %s: invalid value '%s'", argv[optind - 1], optarg ? optarg : "");
         }
+        /* Mount sources below it are walked as mount targets are: no symlink, no "..". */
+        if (r == 0)
+                r = km_vcs_set_kubelet_dir(v, cli->kubelet_dir);
         if (r == 0 && optind >= argc && !image) {
                 cli_error("run: no command given (kubemount run --rootfs DIR -- COMMAND)");
                 r = -EINVAL;
         }
         if (r == 0 && optind < argc)
                 r = km_vcs_set_command(v, argv + optind);
+        if (r == 0) /* copied: /proc/PID/cmdline shows the rest */
+                secret_scrub_argv(argv + optind);
         if (r == 0 && image) {
                 km_image_options_set_progress_fd(io, STDERR_FILENO);
                 r = km_vcs_set_image(v, image, io, &err);

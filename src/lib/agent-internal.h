@@ -7,10 +7,11 @@
 #include <sys/types.h>
 
 #include "agent.h"
+#include "proto.h"
 #include "seccomp-filter.h"
 #include "spec.h"
 
-enum watch_kind { WATCH_LISTEN, WATCH_CONN, WATCH_PID1, WATCH_TIMER, WATCH_JOB };
+enum watch_kind { WATCH_LISTEN, WATCH_CONN, WATCH_PID1, WATCH_TIMER, WATCH_JOB, WATCH_WORKER, WATCH_WORKER_TIMER };
 struct watch {
         enum watch_kind kind;
 };
@@ -26,6 +27,7 @@ struct ctr {
         bool ours;     /* our child: its exit status is known */
         bool detached; /* else the run's client waits, and its hang-up kills it */
         bool stopping, timed_out, remove_on_exit;
+        bool forgotten; /* on agent.forgotten: freed after the loop's batch of events */
         int timer;
         int dir_fd;
         char *runtime; /* crun, runc or another OCI runtime (absolute path); NULL: embedded */
@@ -43,10 +45,37 @@ struct job {
         int pidfd, conn;
 };
 
+/*
+ * Path work that may block -- a stopped FUSE daemon, a FIFO or a symlink in
+ * a container -- never runs in the loop (THREATS 30): a forked worker does
+ * it, holding only its socket and the fds it is given, and answers with one
+ * message on the socket (proto_send).  The loop takes the answer when the
+ * worker exits, or kills it at its timeout, and then calls done with the
+ * answer (NULL: none came) and its fds (done may take them, leaving -EBADF).
+ * done returns > 0 if conn stays open (answered later), else the loop closes
+ * it.  A client that hangs up meanwhile gets no done: its worker is killed.
+ */
+struct agent;
+typedef int (*agent_work_fn)(struct agent *a, json_t *ctx, int sock);
+typedef int (*agent_done_fn)(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds);
+
+struct worker {
+        struct watch w; /* first: the worker's pidfd */
+        struct watch timer_w;
+        struct worker *next;
+        pid_t pid;
+        int pidfd, sock, timer;
+        int conn; /* the client done answers; -EBADF once it is gone */
+        bool answered, reaped;
+        json_t *ctx; /* what done needs of the request */
+        agent_done_fn done;
+};
+
 struct conn {
         struct watch w; /* first */
         struct conn *next;
         int fd;
+        bool closed; /* on agent.closed_conns: freed after the loop's batch of events */
 };
 
 struct agent {
@@ -55,6 +84,10 @@ struct agent {
         int host_ns, template_ns, cgroup_root, devnull, proc_fd;
         struct ctr *ctrs;
         struct job *jobs;
+        struct worker *workers;
+        /* Gone, but a later event of the same epoll batch may still point at them. */
+        struct ctr *forgotten;
+        struct conn *closed_conns;
         struct conn *conns;
         json_t *seccomp_json; /* the profile of seccomp_cached */
         struct seccomp_program seccomp_cached;
@@ -74,7 +107,12 @@ void agent_ctr_kill(struct agent *a, struct ctr *c);
 char *agent_runtime_root(struct agent *a);
 int agent_add_waiter(struct ctr *c, int conn);
 int agent_save_state(struct agent *a, struct ctr *c);
+/* A container's state with the secrets of its "command" and "env" masked, in place (secrets.h). */
+int agent_state_mask(json_t *state);
 int agent_job_add(struct agent *a, pid_t pid, int conn);
+/* fn(a, ctx, sock) in a worker that holds only sock and keep[]; takes ctx.  Its answer: done, within timeout_ms. */
+int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, agent_work_fn fn, agent_done_fn done,
+                       const int *keep, size_t n_keep);
 
 /* Handles one request: > 0 when the client stays (answered later), else it is closed. */
 int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds);

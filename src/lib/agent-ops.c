@@ -89,6 +89,23 @@ static json_t *shared_source_warnings(const struct container_spec *s) {
         return w;
 }
 
+/*
+ * A terminal of the host is never a container's: with CAP_SYS_ADMIN it could
+ * type into it (TIOCSTI) what the caller's shell runs next (THREATS 28).
+ * kubemount's own client relays a terminal through a pipe; a raw one is refused.
+ */
+static int refuse_terminals(const char *op, const int *fds, size_t n_fds, struct km_error *err) {
+        static const char *const names[] = { "stdin", "stdout", "stderr" };
+
+        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(names); i++)
+                if (fd_is_terminal(fds[i]))
+                        return km_error_set_plain(err, -EPERM,
+                                                  "%s: the %s given is a terminal; a container never gets one of the "
+                                                  "host (pass a pipe)",
+                                                  op, names[i]);
+        return 0;
+}
+
 /* The same container through crun or runc: the state dir is the bundle, config.json in it. */
 static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_request *lrq, pid_t *pid,
                             struct km_error *err) {
@@ -99,6 +116,8 @@ static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_
                 .log_dir_fd = lrq->log_dir_fd,
                 .cgroup_root_fd = lrq->cgroup_root_fd,
                 .cgroup_name = lrq->cgroup_name,
+                .spec = c->spec,
+                .confine = lrq->confine,
         };
 
         if (!root || asprintf(&bundle, "%s/containers/%s", a->state_dir, c->name) < 0)
@@ -140,6 +159,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         }
         if (!detach && n_fds != 3)
                 return km_error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+        if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
+                return r;
         r = spec_from_json(json_object_get(req, "config"), &spec, err);
         if (r < 0)
                 return r;
@@ -182,6 +203,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .cgroup_root_fd = a->cgroup_root,
                         .cgroup_name = detach ? c->cgroup : NULL,
                         .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                        .state_dir_fd = c->dir_fd,
+                        .confine = req_string(req, "kubelet_dir") ?: "/var/lib/kubelet",
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
                 r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);
@@ -215,29 +238,24 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         return 1;
 }
 
-static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
-        struct ctr *c = find_or_fail(a, conn, req_string(req, "name"), err);
+/* How long a worker may take to open a terminal in a container's /dev/pts. */
+#define EXEC_PTY_TIMEOUT_MS 5000
+
+/*
+ * The exec itself, with stdio for the command; with a terminal (master >= 0,
+ * stdio its slave) the master goes to the client first.  The client stays,
+ * answered {"exit"} when the command ends.
+ */
+static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, const int stdio[3], int master,
+                      struct km_error *err) {
         char **args = req_strv(req, "args"), **env = req_strv(req, "env");
+        bool tty = master >= 0;
         pid_t pid;
         int r;
 
-        if (!c)
-                r = err->code;
-        else if (c->pidfd < 0 || !c->spec)
-                r = km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
-        else if (!args || !args[0] || (n_fds != 3 && !json_is_true(json_object_get(req, "tty"))))
-                r = km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
+        if (!args || !args[0])
+                r = km_error_set_plain(err, -EINVAL, "exec: a command is needed");
         else {
-                bool tty = json_is_true(json_object_get(req, "tty"));
-                _cleanup_close_ int master = -EBADF, slave = -EBADF;
-
-                /* A terminal of the container's devpts (a runtime makes its own from a host one); its
-                 * master goes back to the client to relay. */
-                if (tty && (r = c->runtime ? tty_open_host(&master, &slave) : tty_open_in(a->proc_fd, c->pid, &master, &slave)) < 0) {
-                        km_strv_free(args);
-                        km_strv_free(env);
-                        return km_error_set(err, r, "exec in %s: a terminal in its /dev/pts", c->name);
-                }
                 struct exec_request rq = {
                         .spec = c->spec,
                         .seccomp = c->has_seccomp ? &c->seccomp : NULL,
@@ -248,7 +266,7 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                         .terminal = tty,
                         .cgroup_root_fd = a->cgroup_root,
                         .cgroup_name = c->cgroup,
-                        .stdio = { tty ? slave : fds[0], tty ? slave : fds[1], tty ? slave : fds[2] },
+                        .stdio = { stdio[0], stdio[1], stdio[2] },
                 };
                 if (c->runtime) {
                         _cleanup_free_ char *root = agent_runtime_root(a);
@@ -270,6 +288,82 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
         return r < 0 ? r : 1;
 }
 
+/* In a worker: a terminal of the container's devpts, or why not. */
+static int exec_pty_work(struct agent *a, json_t *ctx, int sock) {
+        struct km_error err = {};
+        int fds[2], r;
+
+        r = tty_open_in(a->proc_fd, (pid_t)json_integer_value(json_object_get(ctx, "pid")),
+                        (int)json_integer_value(json_object_get(ctx, "pidfd")), &fds[0], &fds[1], &err);
+        if (r < 0)
+                return proto_send_error(sock, r, err.message);
+        json_t *m = json_pack("{s:b}", "pty", 1);
+        r = m ? proto_send(sock, m, fds, 2) : -ENOMEM;
+        json_decref(m);
+        return r;
+}
+
+/* In the loop: the worker's terminal for the exec, if the container still runs. */
+static int exec_pty_done(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds) {
+        json_t *req = json_object_get(ctx, "req");
+        const char *name = req_string(req, "name");
+        struct ctr *c = agent_find(a, name);
+        struct km_error err = {};
+        int r;
+
+        if (!answer)
+                r = km_error_set_plain(&err, -ETIMEDOUT,
+                                       "exec -t in %s: no terminal from its /dev/pts/ptmx in %d ms (a hung file "
+                                       "system in the container?)",
+                                       name, EXEC_PTY_TIMEOUT_MS);
+        else if (json_object_get(answer, "error"))
+                r = km_error_set_plain(&err, (int)json_integer_value(json_object_get(answer, "code")) ?: -EIO,
+                                       "exec -t in %s: %s", name, json_string_value(json_object_get(answer, "error")));
+        else if (n_fds != 2)
+                r = km_error_set_plain(&err, -EPROTO, "exec -t in %s: no terminal from the worker", name);
+        else if (!c || c->pidfd < 0 || !c->spec || c->pid != (pid_t)json_integer_value(json_object_get(ctx, "pid")))
+                r = km_error_set_plain(&err, -ESRCH, "container %s is not running", name);
+        else {
+                int slave[3] = { fds[1], fds[1], fds[1] };
+                r = exec_start(a, conn, c, req, slave, fds[0], &err);
+        }
+        if (r < 0)
+                proto_send_error(conn, err.code, err.message);
+        return r;
+}
+
+static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        struct ctr *c = find_or_fail(a, conn, req_string(req, "name"), err);
+        bool tty = json_is_true(json_object_get(req, "tty"));
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        int r;
+
+        if (!c)
+                return err->code;
+        if (c->pidfd < 0 || !c->spec)
+                return km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
+        if (!tty && n_fds != 3)
+                return km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
+        if (!tty) {
+                r = refuse_terminals("exec", fds, n_fds, err);
+                return r < 0 ? r : exec_start(a, conn, c, req, fds, -EBADF, err);
+        }
+        if (c->runtime) {
+                /* The runtime makes the command's terminal from one of the host's. */
+                r = tty_open_host(&master, &slave);
+                if (r < 0)
+                        return km_error_set(err, r, "exec -t in %s: /dev/ptmx", c->name);
+                return exec_start(a, conn, c, req, (int[3]){ slave, slave, slave }, master, err);
+        }
+        /* Its /dev/pts is the container's to change, or to hang: a worker opens it (THREATS 30). */
+        int keep[] = { a->proc_fd, c->pidfd };
+        json_t *ctx = json_pack("{s:O, s:i, s:i}", "req", req, "pid", (int)c->pid, "pidfd", c->pidfd);
+        if (!ctx)
+                return km_error_set(err, -ENOMEM, "exec in %s", c->name);
+        r = agent_worker_start(a, conn, ctx, EXEC_PTY_TIMEOUT_MS, exec_pty_work, exec_pty_done, keep, ELEMENTSOF(keep));
+        return r < 0 ? km_error_set(err, r, "exec -t in %s: start a worker", c->name) : 1;
+}
+
 static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
         json_t *list = json_array();
         char **names = NULL;
@@ -287,8 +381,11 @@ static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
                         e = json_deep_copy(c->state);
                 else
                         e = json_pack("{s:s, s:s}", "name", *n, "status", "unknown");
-                if (!e)
+                /* Masked already, unless adopted from a state.json of an older agent. */
+                if (!e || agent_state_mask(e) < 0) {
+                        json_decref(e);
                         continue;
+                }
                 json_object_set_new(e, "running", json_boolean(c && c->pidfd >= 0));
                 json_array_append_new(list, e);
         }

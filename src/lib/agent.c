@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "proto.h"
 #include "runtime.h"
+#include "secrets.h"
 #include "state.h"
 
 #ifndef P_PIDFD
@@ -69,14 +70,41 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         if (c->has_seccomp)
                 seccomp_program_done(&c->seccomp);
         json_decref(c->state);
-        free(c);
+        c->spec = NULL, c->runtime = NULL, c->state = NULL, c->has_seccomp = false;
+        c->forgotten = true;
+        c->next = a->forgotten;
+        a->forgotten = c;
 }
 
+int agent_state_mask(json_t *state) {
+        static const char *const keys[] = { "command", "env" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *v = json_object_get(state, keys[i]);
+
+                if (!json_is_array(v))
+                        continue;
+                v = streq(keys[i], "env") ? secret_mask_json_env(v) : secret_mask_json_argv(v);
+                if (!v || json_object_set_new(state, keys[i], v) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * state.json, and what ps shows, hold the command with its secrets masked
+ * (THREATS 32): the state in memory is masked here, before its first write;
+ * only the bundle's config.json (0600) keeps the real one, for the runtime.
+ */
 int agent_save_state(struct agent *a, struct ctr *c) {
-        _cleanup_free_ char *text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
+        _cleanup_free_ char *text = NULL;
         struct km_error err = {};
         int r;
 
+        r = agent_state_mask(c->state);
+        if (r < 0)
+                return r;
+        text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (!text)
                 return -ENOMEM;
         r = state_write_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
@@ -289,6 +317,123 @@ int agent_job_add(struct agent *a, pid_t pid, int conn) {
         return 0;
 }
 
+/* ---- workers (see agent-internal.h) ---------------------------------------------- */
+
+static void worker_free(struct agent *a, struct worker *w) {
+        for (struct worker **p = &a->workers; *p; p = &(*p)->next)
+                if (*p == w) {
+                        *p = w->next;
+                        break;
+                }
+        if (w->pidfd >= 0)
+                unwatch(a, w->pidfd);
+        if (w->timer >= 0)
+                unwatch(a, w->timer);
+        closep(&w->pidfd);
+        closep(&w->timer);
+        closep(&w->sock);
+        json_decref(w->ctx);
+        free(w);
+}
+
+static _Noreturn void worker_main(struct agent *a, json_t *ctx, agent_work_fn fn, int sock, const int *keep,
+                                  size_t n_keep) {
+        int *all = calloc(n_keep + 1, sizeof(int));
+
+        /* Not the agent's socket, lock or clients: an agent that dies takes its workers along. */
+        if (!all || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                _exit(1);
+        memcpy(all, keep, n_keep * sizeof(int));
+        all[n_keep] = sock;
+        close_all_but(all, n_keep + 1);
+        _exit(fn(a, ctx, sock) < 0 ? 1 : 0);
+}
+
+int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, agent_work_fn fn, agent_done_fn done,
+                       const int *keep, size_t n_keep) {
+        struct worker *w = calloc(1, sizeof(*w));
+        int sv[2], r;
+
+        if (!w) {
+                json_decref(ctx);
+                return -ENOMEM;
+        }
+        *w = (struct worker){ .w.kind = WATCH_WORKER, .timer_w.kind = WATCH_WORKER_TIMER, .pid = -1, .pidfd = -EBADF,
+                              .sock = -EBADF, .timer = -EBADF, .conn = conn, .ctx = ctx, .done = done };
+        w->next = a->workers;
+        a->workers = w;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                r = -errno;
+                worker_free(a, w);
+                return r;
+        }
+        w->pid = fork();
+        if (w->pid == 0) {
+                close(sv[0]);
+                worker_main(a, ctx, fn, sv[1], keep, n_keep);
+        }
+        close(sv[1]);
+        w->sock = sv[0];
+        struct itimerspec t = { .it_value = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L } };
+        r = w->pid < 0 || fcntl(w->sock, F_SETFL, O_NONBLOCK) < 0 ? -errno : (w->pidfd = pidfd_open_(w->pid));
+        if (r >= 0)
+                r = watch(a, w->pidfd, &w->w);
+        if (r >= 0 && ((w->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
+                       timerfd_settime(w->timer, 0, &t, NULL) < 0))
+                r = -errno;
+        if (r >= 0)
+                r = watch(a, w->timer, &w->timer_w);
+        if (r < 0) {
+                if (w->pid > 0) {
+                        (void)kill(w->pid, SIGKILL);
+                        (void)waitpid(w->pid, NULL, 0);
+                }
+                w->conn = -EBADF;
+                worker_free(a, w);
+                return r;
+        }
+        return 0;
+}
+
+/* The worker ended, or its time is up: its answer to done (once); freed once it is reaped. */
+static void worker_event(struct agent *a, struct worker *w, bool timer) {
+        if (w->reaped)
+                return;
+        if (timer) {
+                uint64_t n;
+                (void)!read(w->timer, &n, sizeof(n));
+                (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+        }
+        if (!w->answered) {
+                int fds[PROTO_MAX_FDS], conn = w->conn;
+                size_t n_fds = 0;
+                json_t *answer = NULL;
+
+                w->answered = true;
+                /* Sent before it exits; at the timeout it may be there too (a worker stuck in the kernel after it). */
+                if (proto_recv(w->sock, &answer, fds, &n_fds) < 0)
+                        answer = NULL;
+                if (conn >= 0 && w->done(a, conn, w->ctx, answer, fds, n_fds) <= 0)
+                        conn_close(a, conn);
+                for (size_t i = 0; i < n_fds; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                json_decref(answer);
+        }
+        if (!timer) {
+                siginfo_t si = {};
+                (void)waitid((idtype_t)P_PIDFD, w->pidfd, &si, WEXITED | WNOHANG);
+                /* Freed after this batch of events, which may hold its timer's too. */
+                unwatch(a, w->pidfd);
+                unwatch(a, w->timer);
+                w->reaped = true;
+        } else {
+                /* Reaped when it is gone (a FUSE request already read by a hung daemon holds it until then). */
+                unwatch(a, w->timer);
+                closep(&w->timer);
+        }
+}
+
 /* ---- clients ------------------------------------------------------------------- */
 
 static void conn_close(struct agent *a, int fd) {
@@ -298,9 +443,30 @@ static void conn_close(struct agent *a, int fd) {
                         *p = c->next;
                         unwatch(a, fd);
                         close(fd);
-                        free(c);
+                        c->closed = true;
+                        c->next = a->closed_conns;
+                        a->closed_conns = c;
                         return;
                 }
+}
+
+/* After a batch of events: what went during it. */
+static void agent_sweep(struct agent *a) {
+        for (struct worker *w = a->workers, *next; w; w = next) {
+                next = w->next;
+                if (w->reaped)
+                        worker_free(a, w);
+        }
+        while (a->forgotten) {
+                struct ctr *c = a->forgotten;
+                a->forgotten = c->next;
+                free(c);
+        }
+        while (a->closed_conns) {
+                struct conn *c = a->closed_conns;
+                a->closed_conns = c->next;
+                free(c);
+        }
 }
 
 /* A client that hangs up stops what it waits for: a run is killed, an exec too. */
@@ -316,6 +482,11 @@ static void conn_gone(struct agent *a, int fd) {
                 if (j->conn == fd) {
                         (void)syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
                         j->conn = -EBADF;
+                }
+        for (struct worker *w = a->workers; w; w = w->next)
+                if (w->conn == fd) {
+                        (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                        w->conn = -EBADF;
                 }
         conn_close(a, fd);
 }
@@ -434,7 +605,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
 
         for (;;) {
                 struct epoll_event ev[16];
-                bool idle = !a.ctrs && !a.conns && !a.jobs;
+                bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers;
                 int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1);
 
                 if (n < 0 && errno == EINTR)
@@ -445,7 +616,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         bool running = false;
                         for (struct ctr *c = a.ctrs; c; c = c->next)
                                 running |= c->pidfd >= 0;
-                        if (!running && !a.conns && !a.jobs)
+                        if (!running && !a.conns && !a.jobs && !a.workers)
                                 return 0; /* idle: a caller starts us again when needed */
                 }
                 for (int i = 0; i < n; i++) {
@@ -456,19 +627,31 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                 conn_accept(&a);
                                 break;
                         case WATCH_CONN:
-                                conn_request(&a, (struct conn *)w);
+                                if (!((struct conn *)w)->closed)
+                                        conn_request(&a, (struct conn *)w);
                                 break;
                         case WATCH_PID1:
-                                ctr_exited(&a, (struct ctr *)w);
+                                if (!((struct ctr *)w)->forgotten)
+                                        ctr_exited(&a, (struct ctr *)w);
                                 break;
-                        case WATCH_TIMER:
-                                ctr_timer(&a, (struct ctr *)((char *)w - offsetof(struct ctr, timer_w)));
+                        case WATCH_TIMER: {
+                                struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, timer_w));
+                                if (!c->forgotten)
+                                        ctr_timer(&a, c);
                                 break;
+                        }
                         case WATCH_JOB:
                                 job_exited(&a, (struct job *)w);
                                 break;
+                        case WATCH_WORKER:
+                                worker_event(&a, (struct worker *)w, false);
+                                break;
+                        case WATCH_WORKER_TIMER:
+                                worker_event(&a, (struct worker *)((char *)w - offsetof(struct worker, timer_w)), true);
+                                break;
                         }
                 }
+                agent_sweep(&a);
         }
         (void)r;
 }
@@ -478,6 +661,11 @@ void agent_done(struct agent *a) {
                 agent_ctr_forget(a, a->ctrs);
         while (a->conns)
                 conn_close(a, a->conns->fd);
+        while (a->workers) {
+                struct worker *w = a->workers;
+                (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                worker_free(a, w);
+        }
         while (a->jobs) {
                 struct job *j = a->jobs;
                 a->jobs = j->next;
@@ -497,4 +685,5 @@ void agent_done(struct agent *a) {
         json_decref(a->seccomp_json);
         closep(&a->lock_fd);
         closep(&a->state_fd);
+        agent_sweep(a);
 }

@@ -104,37 +104,57 @@ int cgroup_root_open(struct km_error *err) {
 struct enter {
         pid_t pid;
         const char *name;
-        char failed[PATH_MAX + 256];
+        int r; /* the first hierarchy's error, */
+        char failed[PATH_MAX + 256]; /* and its group */
 };
+
+/* A group is made empty, then entered: in between, another kubemount's remove_empty_siblings() may take it. */
+#define ENTER_TRIES 16
 
 static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
         struct enter *e = u;
         char parent[PATH_MAX], dir[PATH_MAX + 256], procs[PATH_MAX + 300], pid[32];
-        int r;
+        int r = 0;
 
         snprintf(parent, sizeof(parent), "%s/%s", hier, cgroup_parent());
         snprintf(dir, sizeof(dir), "%s/%s", parent, e->name);
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
         snprintf(pid, sizeof(pid), "%d\n", (int)e->pid);
-        snprintf(e->failed, sizeof(e->failed), "%s", dir);
         remove_empty_siblings(root_fd, parent, e->name);
-        if ((mkdirat(root_fd, parent, 0755) < 0 && errno != EEXIST) || (mkdirat(root_fd, dir, 0755) < 0 && errno != EEXIST))
-                return -errno;
-        if (v1) {
-                cpuset_inherit(root_fd, parent, hier);
-                cpuset_inherit(root_fd, dir, parent);
+        for (int i = 0; i < ENTER_TRIES; i++) {
+                if ((mkdirat(root_fd, parent, 0755) < 0 && errno != EEXIST) ||
+                    (mkdirat(root_fd, dir, 0755) < 0 && errno != EEXIST)) {
+                        r = -errno;
+                        continue; /* the parent went between the two, or mkdir failed for good */
+                }
+                if (v1) {
+                        cpuset_inherit(root_fd, parent, hier);
+                        cpuset_inherit(root_fd, dir, parent);
+                }
+                r = write_at(root_fd, procs, pid);
+                /* ENOENT: gone before the open; ENODEV: removed while open.  Make it again. */
+                if (r != -ENOENT && r != -ENODEV)
+                        break;
         }
-        r = write_at(root_fd, procs, pid);
-        return r;
+        /* Every hierarchy is tried: a group missed in one must not cost the others. */
+        if (r < 0 && e->r == 0) {
+                e->r = r;
+                snprintf(e->failed, sizeof(e->failed), "%s", dir);
+        }
+        return 0;
 }
 
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err) {
         struct enter e = { .pid = pid, .name = name };
         int r = for_each_hierarchy(root_fd, enter_one, &e);
 
-        if (r == -ENOENT && !e.failed[0])
+        if (r == -ENOENT)
                 return km_error_set_plain(err, r, "cgroups: no hierarchy under %s", CGROUP_ROOT);
-        return r < 0 ? km_error_set(err, r, "cgroup %s/%s", CGROUP_ROOT, e.failed) : 0;
+        if (r == 0)
+                r = e.r;
+        if (r < 0 && e.failed[0])
+                return km_error_set(err, r, "cgroup %s/%s", CGROUP_ROOT, e.failed);
+        return r < 0 ? km_error_set(err, r, "cgroups: %s", CGROUP_ROOT) : 0;
 }
 
 static int remove_one(int root_fd, const char *hier, bool v1, void *u) {

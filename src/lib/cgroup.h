@@ -16,7 +16,12 @@
 
 /* An O_DIRECTORY fd of /sys/fs/cgroup. */
 int cgroup_root_open(struct km_error *err);
-/* Moves pid into PARENT/NAME of every hierarchy (made if missing); stale empty siblings with NAME's prefix go. */
+/*
+ * Moves pid into PARENT/NAME of every hierarchy (made if missing); stale empty
+ * siblings with NAME's prefix go.  A group another caller's clean-up removed
+ * between its mkdir and the move is made again.  Every hierarchy is tried;
+ * the error names the first group pid could not enter.
+ */
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err);
 /* Removes PARENT/NAME from every hierarchy; -EBUSY while processes are in it. */
 int cgroup_remove(int root_fd, const char *name);

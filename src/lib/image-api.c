@@ -10,6 +10,7 @@ struct km_image_options {
         char **insecure, **auth_files;
         size_t n_insecure, n_auth_files;
         int progress_fd;
+        uint64_t max_image_bytes;
 };
 
 KM_EXPORT struct km_image_options *km_image_options_new(void) {
@@ -65,6 +66,9 @@ KM_EXPORT int km_image_options_add_auth_file(struct km_image_options *o, const c
 KM_EXPORT void km_image_options_set_progress_fd(struct km_image_options *o, int fd) {
         o->progress_fd = fd;
 }
+KM_EXPORT void km_image_options_set_max_image_size(struct km_image_options *o, uint64_t bytes) {
+        o->max_image_bytes = bytes;
+}
 
 KM_EXPORT int km_image_options_set_platform(struct km_image_options *o, const char *platform) {
         _cleanup_free_ char *copy = platform ? strdup(platform) : NULL;
@@ -84,6 +88,7 @@ static struct image_options internal(const struct km_image_options *o) {
 
         if (o) {
                 io.store_dir = o->store_dir;
+                io.max_image_bytes = o->max_image_bytes;
                 io.registry.insecure = o->insecure;
                 io.registry.certs_dir = o->certs_dir;
                 io.registry.auth_files = o->auth_files;

@@ -28,16 +28,43 @@ static int read_limited(int fd, size_t max, char **ret, size_t *ret_size, const 
         return r < 0 ? km_error_set(err, r, "%s", what) : 0;
 }
 
-/* A blob of a layout: blobs/sha256/HEX, opened without following links. */
+/*
+ * A file of a layout (index.json, oci-layout, blobs/sha256/HEX): a regular
+ * file below the layout, reached through no symlink, opened without blocking
+ * (a FIFO in an archive must not hang the import).
+ */
+static int layout_open(struct source *src, const char *path, struct km_error *err) {
+        int fd = unpack_open_file(src->layout_fd, path);
+
+        if (fd == -ELOOP || fd == -EXDEV)
+                return km_error_set_plain(err, -ELOOP, "%s: %s: a symlink on the way, not followed", src->what, path);
+        if (fd == -EBADMSG)
+                return km_error_set_plain(err, fd, "%s: %s: not a regular file", src->what, path);
+        return fd >= 0 ? fd : km_error_set(err, fd, "%s: %s", src->what, path);
+}
+
+/* A blob of a layout: blobs/sha256/HEX. */
 static int layout_blob_open(struct source *src, const char *digest, struct km_error *err) {
         char path[128];
-        int fd;
 
         if (!digest_is_valid(digest))
                 return km_error_set_plain(err, -EBADMSG, "%s: invalid digest '%s'", src->what, digest);
         snprintf(path, sizeof(path), "blobs/sha256/%s", digest + strlen(DIGEST_SHA256_PREFIX));
-        fd = openat(src->layout_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        return fd >= 0 ? fd : km_error_set(err, -errno, "%s: %s", src->what, path);
+        return layout_open(src, path, err);
+}
+
+/* A file named by the user (an archive, a tarball): followed if a symlink, but only a regular file, never blocking. */
+static int open_input(const char *file, struct km_error *err) {
+        _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return km_error_set(err, -errno, "%s", file);
+        if (!S_ISREG(st.st_mode))
+                return km_error_set_plain(err, -EINVAL, "%s: not a regular file", file);
+        if (fcntl(fd, F_SETFL, O_RDONLY) < 0)
+                return km_error_set(err, -errno, "%s", file);
+        return TAKE_FD(fd);
 }
 
 /* The manifest bytes for reference (a tag for registries; always a digest for layouts), verified. */
@@ -102,16 +129,25 @@ static json_t *strv_json(char **v) {
         return a;
 }
 
-/* Unpacks the layers in order into a new root filesystem, unless one exists for this manifest. */
-static int unpack_image(struct store *st, const char *manifest_digest, const struct manifest *m, uint64_t *ret_bytes,
-                        struct km_error *err) {
-        _cleanup_free_ char *tmp = NULL, *have = store_rootfs_path(st, manifest_digest);
+static uint64_t max_image_bytes(const struct image_options *o) {
+        return o && o->max_image_bytes ? o->max_image_bytes : IMAGE_MAX_BYTES_DEFAULT;
+}
+
+/*
+ * Unpacks the layers in order into a new root filesystem, unless the one in
+ * the store for this manifest matches its record (else it is replaced).
+ */
+static int unpack_image(struct store *st, const char *manifest_digest, const struct manifest *m,
+                        const struct image_options *o, uint64_t *ret_bytes, struct km_error *err) {
+        struct unpack_limits lim = {.max_image_bytes = max_image_bytes(o)};
+        _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int root = -EBADF;
-        int r = 0;
+        int r;
 
         *ret_bytes = 0;
-        if (have)
-                return 0;
+        r = store_rootfs_check(st, manifest_digest, err);
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = store_rootfs_begin(st, &tmp, &root, err);
         if (r < 0)
                 return r;
@@ -119,7 +155,8 @@ static int unpack_image(struct store *st, const char *manifest_digest, const str
                 _cleanup_close_ int fd = store_blob_open(st, m->layers[i].digest, err);
                 struct unpack_stats stats = {};
 
-                r = fd < 0 ? fd : unpack_layer(fd, root, NULL, &stats, err);
+                lim.image_bytes_before = *ret_bytes;
+                r = fd < 0 ? fd : unpack_layer(fd, root, &lim, &stats, err);
                 *ret_bytes += stats.bytes;
         }
         if (r < 0) {
@@ -135,6 +172,19 @@ static const char *store_dir(const struct image_options *o) {
         const char *env = getenv("KUBEMOUNT_STORE_DIR");
 
         return o && o->store_dir ? o->store_dir : env && *env ? env : STORE_DIR_DEFAULT;
+}
+
+/* What the manifest declares is refused before anything is fetched when it alone is over the image's limit. */
+static int check_declared(struct source *src, const struct manifest *m, const struct image_options *o,
+                          struct km_error *err) {
+        uint64_t total = m->config.size, max = max_image_bytes(o);
+
+        for (size_t i = 0; i < m->n_layers && total <= max; i++)
+                total = m->layers[i].size > UINT64_MAX - total ? UINT64_MAX : total + m->layers[i].size;
+        if (total > max)
+                return km_error_set_plain(err, -EFBIG, "%s: its layers are over the image size limit of %llu bytes",
+                                          src->what, (unsigned long long)max);
+        return 0;
 }
 
 /*
@@ -170,6 +220,8 @@ static int fetch_image(struct source *src, struct store *st, const char *referen
                         r = km_error_set_plain(err, -EBADMSG, "%s: an index inside an index", src->what);
         }
         if (r >= 0)
+                r = check_declared(src, m, o, err);
+        if (r >= 0)
                 r = store_blob_put(st, digest, body, size, err);
         if (r >= 0)
                 r = source_blob(src, st, &m->config, err);
@@ -180,7 +232,7 @@ static int fetch_image(struct source *src, struct store *st, const char *referen
 
 /* Unpacks and records the image under ref. */
 static int finish(struct store *st, const char *ref, const char *digest, const struct manifest *m, const char *source,
-                  json_t **ret, struct km_error *err) {
+                  const struct image_options *o, json_t **ret, struct km_error *err) {
         _cleanup_free_ char *config = NULL, *rootfs = NULL;
         struct image_config ic = {};
         size_t config_size = 0;
@@ -189,7 +241,7 @@ static int finish(struct store *st, const char *ref, const char *digest, const s
         json_t *rec;
         int r;
 
-        r = unpack_image(st, digest, m, &bytes, err);
+        r = unpack_image(st, digest, m, o, &bytes, err);
         if (r >= 0)
                 r = store_blob_read(st, m->config.digest, MANIFEST_MAX_SIZE, &config, &config_size, err);
         if (r >= 0)
@@ -234,7 +286,7 @@ int image_pull(const char *text, const struct image_options *o, json_t **ret, st
                 r = fetch_image(&src, st, ref.digest ? ref.digest : ref.tag, o, digest, &m, err);
         }
         if (r >= 0)
-                r = finish(st, canonical, digest, &m, "registry", ret, err);
+                r = finish(st, canonical, digest, &m, "registry", o, ret, err);
         manifest_done(&m);
         image_ref_done(&ref);
         return r;
@@ -242,17 +294,45 @@ int image_pull(const char *text, const struct image_options *o, json_t **ret, st
 
 /* ---- import ---------------------------------------------------------------- */
 
+/* The layout's oci-layout file: {"imageLayoutVersion": "1.x"}. */
+static int layout_check(struct source *src, struct km_error *err) {
+        _cleanup_close_ int fd = layout_open(src, "oci-layout", err);
+        _cleanup_free_ char *body = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        const char *version;
+        size_t size;
+        int r;
+
+        if (fd == -ENOENT)
+                return km_error_set_plain(err, fd, "%s: no oci-layout file: not an OCI image layout", src->what);
+        if (fd < 0)
+                return fd;
+        r = read_limited(fd, 4096, &body, &size, "oci-layout", err);
+        if (r < 0)
+                return r;
+        j = json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL);
+        version = json_string_value(json_object_get(j, "imageLayoutVersion"));
+        if (!version || !startswith(version, "1."))
+                return km_error_set_plain(err, -EBADMSG, "%s: oci-layout: not an OCI image layout of version 1",
+                                          src->what);
+        return 0;
+}
+
 /* The index.json entry to import: the one named tag, or the only one; with its own name. */
 static int layout_pick(struct source *src, const char *tag, char digest[72], char **ret_name, struct km_error *err) {
-        _cleanup_close_ int fd = openat(src->layout_fd, "index.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *body = NULL;
         _cleanup_json_ json_t *index = NULL;
         json_t *entries, *e, *pick = NULL;
         size_t size, i;
         int r;
 
+        r = layout_check(src, err);
+        if (r < 0)
+                return r;
+        fd = layout_open(src, "index.json", err);
         if (fd < 0)
-                return km_error_set(err, -errno, "%s: index.json", src->what);
+                return fd;
         r = read_limited(fd, MANIFEST_MAX_SIZE, &body, &size, "index.json", err);
         if (r < 0)
                 return r;
@@ -311,7 +391,7 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
         if (r >= 0)
                 r = fetch_image(&src, st, entry, o, digest, &m, err);
         if (r >= 0)
-                r = finish(st, canonical, digest, &m, source, ret, err);
+                r = finish(st, canonical, digest, &m, source, o, ret, err);
         manifest_done(&m);
         image_ref_done(&ref);
         return r;
@@ -320,15 +400,17 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
 /* An OCI archive unpacked (confined, with limits) into a tmp dir of the store, then imported as a layout. */
 static int import_archive(struct store *st, const char *file, const char *tag, const char *name, const char *source,
                           const struct image_options *o, json_t **ret, struct km_error *err) {
-        _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC), dir = -EBADF;
+        /* The archive's blobs count against the image's limit too: they are on the disk meanwhile. */
+        struct unpack_limits lim = {.max_image_bytes = max_image_bytes(o)};
+        _cleanup_close_ int in = open_input(file, err), dir = -EBADF;
         _cleanup_free_ char *tmp = NULL;
         int r;
 
         if (in < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return in;
         r = store_rootfs_begin(st, &tmp, &dir, err);
         if (r >= 0)
-                r = unpack_layer(in, dir, NULL, NULL, err);
+                r = unpack_layer(in, dir, &lim, NULL, err);
         if (r >= 0)
                 r = import_layout(st, dir, file, tag, name, source, o, ret, err);
         closep(&dir);
@@ -367,9 +449,9 @@ static int put_json(struct store *st, json_t *doc, const char *media_type, struc
 }
 
 /* A root filesystem tarball becomes a one-layer OCI image. */
-static int import_rootfs(struct store *st, const char *file, const char *name, const char *source, json_t **ret,
-                         struct km_error *err) {
-        _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC), out = -EBADF;
+static int import_rootfs(struct store *st, const char *file, const char *name, const char *source,
+                         const struct image_options *o, json_t **ret, struct km_error *err) {
+        _cleanup_close_ int in = -EBADF, out = -EBADF;
         _cleanup_free_ char *tmp = NULL, *canonical = NULL, *body = NULL;
         _cleanup_json_ json_t *config = NULL, *manifest = NULL;
         struct descriptor layer = {}, cfg = {}, man = {};
@@ -383,8 +465,9 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
 
         if (!name)
                 return km_error_set_plain(err, -EINVAL, "%s: a root filesystem import needs NAME[:TAG]", source);
+        in = open_input(file, err);
         if (in < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return in;
         r = image_ref_parse(name, &ref, err);
         if (r < 0)
                 return r;
@@ -394,6 +477,9 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         if (r < 0)
                 return km_error_set(err, r, "%s", file);
         layer.size = size;
+        if (size > max_image_bytes(o))
+                return km_error_set_plain(err, -EFBIG, "%s: over the image size limit of %llu bytes", file,
+                                          (unsigned long long)max_image_bytes(o));
         layer.media_type = (char *)layer_media_type(in);
         out = store_blob_begin(st, &tmp, err);
         if (out < 0)
@@ -423,7 +509,7 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         if (r >= 0)
                 r = manifest_parse(body, man.size, MT_OCI_MANIFEST, &m, err);
         if (r >= 0)
-                r = finish(st, canonical, man.digest, &m, source, ret, err);
+                r = finish(st, canonical, man.digest, &m, source, o, ret, err);
         manifest_done(&m);
         return r;
 }
@@ -456,7 +542,7 @@ int image_import(const char *source, const char *name, const struct image_option
         if (r < 0)
                 return r;
         if (startswith(source, "rootfs:"))
-                return import_rootfs(st, path, name, source, ret, err);
+                return import_rootfs(st, path, name, source, o, ret, err);
         if (startswith(source, "oci-archive:"))
                 return import_archive(st, path, tag, name, source, o, ret, err);
         _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -487,17 +573,48 @@ static int open_for(const char *text, const struct image_options *o, char **ret_
         return *ret_canonical ? store_open(store_dir(o), ret_store, err) : -ENOMEM;
 }
 
+/* The manifest's root filesystem unpacked again from the store's own blobs (it was missing or differed). */
+static int unpack_again(struct store *st, const char *digest, const struct image_options *o, struct km_error *err) {
+        _cleanup_free_ char *body = NULL;
+        struct manifest m = {};
+        uint64_t bytes = 0;
+        size_t size = 0;
+        int r;
+
+        r = store_blob_read(st, digest, MANIFEST_MAX_SIZE, &body, &size, err);
+        if (r >= 0)
+                r = manifest_parse(body, size, NULL, &m, err);
+        if (r >= 0 && m.kind != MANIFEST_IMAGE)
+                r = km_error_set_plain(err, -EBADMSG, "manifest %s: not an image manifest", digest);
+        if (r >= 0)
+                r = unpack_image(st, digest, &m, o, &bytes, err);
+        manifest_done(&m);
+        return r;
+}
+
 int image_resolve(const char *text, bool pull, const struct image_options *o, json_t **ret, struct km_error *err) {
         _cleanup_(store_closep) struct store *st = NULL;
         _cleanup_free_ char *canonical = NULL, *rootfs = NULL;
         json_t *rec = NULL;
         int r = open_for(text, o, &canonical, &st, err);
 
-        if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0 &&
-            (rootfs = store_rootfs_path(st, json_string_value(json_object_get(rec, "manifest")) ?: ""))) {
-                json_object_set_new(rec, "rootfs", json_string(rootfs));
-                *ret = rec;
-                return 0;
+        if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0) {
+                const char *manifest = json_string_value(json_object_get(rec, "manifest")) ?: "";
+                /* Never handed out unless it matches its record: else unpacked again from the verified blobs. */
+                int q = store_rootfs_check(st, manifest, NULL);
+
+                if (q == 0)
+                        q = unpack_again(st, manifest, o, err);
+                if (q < 0 && !pull) {
+                        json_decref(rec);
+                        return q;
+                }
+                rootfs = store_rootfs_path(st, manifest);
+                if (rootfs) {
+                        json_object_set_new(rec, "rootfs", json_string(rootfs));
+                        *ret = rec;
+                        return 0;
+                }
         }
         json_decref(rec);
         if (r < 0)

@@ -15,8 +15,12 @@
 #include "registry.h"
 #include "store.h"
 
+/* What an image may unpack to, all layers together (and what its layers may declare). */
+#define IMAGE_MAX_BYTES_DEFAULT (16ULL << 30)
+
 struct image_options {
         const char *store_dir; /* NULL: $KUBEMOUNT_STORE_DIR, else STORE_DIR_DEFAULT */
+        uint64_t max_image_bytes; /* 0: IMAGE_MAX_BYTES_DEFAULT */
         struct registry_options registry;
         const char *os, *arch, *variant; /* NULL: this machine's */
 };

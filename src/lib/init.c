@@ -41,12 +41,12 @@ static bool log_copy(struct log *l) {
         return true;
 }
 
-static char *title_start;
-static size_t title_size;
+static char *title_start, *env_start;
+static size_t title_size, env_size;
 
 void init_title_prepare(void) {
         char buf[2048], *p;
-        unsigned long start, end;
+        unsigned long start, end, estart, eend;
         int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
@@ -56,12 +56,21 @@ void init_title_prepare(void) {
                 return;
         buf[n] = '\0';
         p = strrchr(buf, ')'); /* comm may hold spaces: fields count from here (field 3 on) */
-        for (int field = 2; p && field < 48; field++)
+        for (int field = 2; p && field < 48; field++) /* then arg_start, arg_end, env_start, env_end */
                 p = strchr(p + 1, ' ');
-        if (p && sscanf(p + 1, "%lu %lu", &start, &end) == 2 && end > start) {
+        if (p && sscanf(p + 1, "%lu %lu %lu %lu", &start, &end, &estart, &eend) == 4 && end > start) {
                 title_start = (char *)start;
                 title_size = end - start;
+                if (eend > estart) {
+                        env_start = (char *)estart;
+                        env_size = eend - estart;
+                }
         }
+}
+
+void init_scrub_environ(void) {
+        if (env_start)
+                memset(env_start, 0, env_size);
 }
 
 void init_title(const char *title) {

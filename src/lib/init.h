@@ -24,6 +24,14 @@ struct init_config {
  */
 void init_title_prepare(void);
 void init_title(const char *title);
+/*
+ * Zeroes the environment strings the process started with (where
+ * init_title_prepare() found them): in a forked helper they are the agent's,
+ * and /proc/PID/environ shows them to a process with CAP_SYS_ADMIN (which a
+ * VCS container has) whether or not we are dumpable (measured on 6.18).
+ * getenv() finds nothing afterwards.
+ */
+void init_scrub_environ(void);
 
 /* Call with every signal blocked; never returns. */
 _Noreturn void init_run(const struct init_config *c);

@@ -19,6 +19,8 @@
 #include "init.h"
 #include "launch.h"
 #include "newmount.h"
+#include "overlay.h"
+#include "resolve.h"
 #include "syscalls.h"
 
 #ifndef RESOLVE_IN_ROOT
@@ -40,43 +42,74 @@ static int openat2_in_root(int root, const char *path, int flags) {
 
 /* ---- in the container's PID 1, before pivot_root ---------------------- */
 
-/*
- * The mount point DEST inside the root, made (a directory, or a file for a
- * file bind) when missing.  Symlinks are followed inside the root only, and
- * never as the last component: an image whose /proc is a symlink is refused.
- */
-static int mount_point(int root, const char *dest, bool file, struct km_error *err) {
-        _cleanup_free_ char *parent = strdup(dest);
-        _cleanup_close_ int pfd = -EBADF;
+/* The symlink check of an opened mount point: an image whose /proc is a symlink is refused. */
+static int not_a_symlink(int fd, const char *dest, struct km_error *err) {
         struct stat st;
-        int fd;
 
-        if (!parent)
-                return -ENOMEM;
-        fd = openat2_in_root(root, dest, O_PATH | O_NOFOLLOW);
-        if (fd == -ENOENT) {
-                char *slash = strrchr(parent, '/');
-                *slash = '\0';
-                pfd = openat2_in_root(root, *parent ? parent : "/", O_PATH | O_DIRECTORY);
-                if (pfd < 0)
-                        return km_error_set(err, pfd, "rootfs: %s", *parent ? parent : "/");
-                if (file) {
-                        int c = openat(pfd, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                        if (c < 0 && errno != EEXIST)
-                                return km_error_set(err, -errno, "rootfs: create %s", dest);
-                        if (c >= 0)
-                                close(c);
-                } else if (mkdirat(pfd, slash + 1, 0755) < 0 && errno != EEXIST)
-                        return km_error_set(err, -errno, "rootfs: mkdir %s", dest);
-                fd = openat2_in_root(root, dest, O_PATH | O_NOFOLLOW);
-        }
-        if (fd < 0)
-                return km_error_set(err, fd, "rootfs: %s", dest);
         if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
                 close(fd);
                 return km_error_set_plain(err, -ELOOP, "rootfs: %s is a symlink; refusing to mount over it", dest);
         }
         return fd;
+}
+
+/*
+ * The mount point DEST inside the root, made when missing as runc and crun
+ * make it: every missing directory on the way, then a directory (or, for a
+ * file bind, an empty file).  Each prefix is looked up from the root with
+ * RESOLVE_IN_ROOT, so the image's symlinks resolve inside it and nothing is
+ * ever made outside; the last component is never followed.  With a
+ * writable layer the new entries land in the container's upper dir.
+ */
+static int mount_point(int root, const char *dest, bool file, struct km_error *err) {
+        _cleanup_free_ char *prefix = strdup(dest);
+        _cleanup_close_ int parent = -EBADF;
+        int fd = openat2_in_root(root, dest, O_PATH | O_NOFOLLOW);
+
+        if (fd >= 0)
+                return not_a_symlink(fd, dest, err);
+        /* Missing, or something on the way is not what it must be: the walk finds what, and names it. */
+        if (!prefix)
+                return -ENOMEM;
+        parent = openat2_in_root(root, "/", O_PATH | O_DIRECTORY);
+        if (parent < 0)
+                return km_error_set(err, parent, "rootfs: /");
+        for (char *c = prefix + strspn(prefix, "/"); *c;) {
+                size_t len = strcspn(c, "/"), next = len + strspn(c + len, "/");
+                bool last = c[next] == '\0';
+                int flags = O_PATH | (last ? O_NOFOLLOW : O_DIRECTORY);
+                char saved = c[len];
+                struct stat st;
+
+                c[len] = '\0'; /* prefix: the path up to this component, c: the component */
+                fd = openat2_in_root(root, prefix, flags);
+                if (fd == -ENOENT) {
+                        int r = 0;
+
+                        if (last && file) {
+                                int f = openat(parent, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                                r = f < 0 ? -errno : 0;
+                                if (f >= 0)
+                                        close(f);
+                        } else if (mkdirat(parent, c, 0755) < 0)
+                                r = -errno;
+                        if (r == -EEXIST && fstatat(parent, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                                return km_error_set_plain(err, -ENOENT, "rootfs: mount point %s: %s is a symlink "
+                                                                        "to nothing in the image", dest, prefix);
+                        if (r < 0 && r != -EEXIST)
+                                return km_error_set(err, r, "rootfs: mount point %s: cannot create %s", dest, prefix);
+                        fd = openat2_in_root(root, prefix, flags);
+                }
+                if (fd < 0)
+                        return km_error_set(err, fd, "rootfs: mount point %s: %s", dest, prefix);
+                if (last)
+                        return not_a_symlink(fd, dest, err);
+                closep(&parent);
+                parent = fd;
+                c[len] = saved;
+                c += next;
+        }
+        return TAKE_FD(parent); /* dest was "/" (opened above, so not reached) */
 }
 
 /* MS_* flags of a spec mount as mount(8) option names, for newmount_fs(). */
@@ -277,7 +310,7 @@ static void trees_done(struct trees *t) {
         free(t->binds);
 }
 
-static bool is_bind(const struct spec_mount *m) {
+bool launch_is_bind(const struct spec_mount *m) {
         return (m->flags & MS_BIND) || (m->type && streq(m->type, "bind"));
 }
 
@@ -303,7 +336,7 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const struct spec_mount *m = &s->mounts[i];
 
-                r = is_bind(m) ? attach_tree(t->binds[i], root, m, err) : mount_fresh(root, m, err);
+                r = launch_is_bind(m) ? attach_tree(t->binds[i], root, m, err) : mount_fresh(root, m, err);
                 if (r < 0)
                         return r;
         }
@@ -429,8 +462,6 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 close_all_but(keep, n);
                 free(keep);
         }
-        /* The container must not read our memory or fds (we hold a state dir fd), nor /proc/1/exe. */
-        (void)prctl(PR_SET_DUMPABLE, 0);
         init_title("kubemount-init");
         if (read(p->go, &c, 1) != 1)
                 _exit(125);
@@ -470,26 +501,63 @@ static _Noreturn void pid1_main(struct pid1 *p) {
 
 /* ---- in the caller -------------------------------------------------------- */
 
-static int clone_trees(const struct container_spec *s, struct trees *t, struct km_error *err) {
+int launch_open_source(const struct spec_mount *m, const char *confine, struct km_error *err) {
+        char component[256] = "";
+        const char *why;
+        int fd;
+
+        if (!m->source || m->source[0] != '/')
+                return km_error_set_plain(err, -EINVAL, "bind on %s: the source must be an absolute host path",
+                                          m->destination);
+        /* Walked as mount targets are (THREATS 31): a pod's symlink cannot send a bind of its volume to /etc. */
+        fd = resolve_confined(m->source, confine, &why, component, sizeof(component));
+        if (fd < 0 && why)
+                return km_error_set_plain(err, fd, "bind source %s: '%s' %s %s", m->source, component, why, confine);
+        if (fd == -ENOENT)
+                return km_error_set_plain(err, fd, "bind source %s does not exist", m->source);
+        return fd < 0 ? km_error_set(err, fd, "bind source %s", m->source) : fd;
+}
+
+/* The root (the image's tree under a writable layer of its own, or the directory as it is) and the binds. */
+static int clone_trees(const struct launch_request *rq, struct trees *t, struct km_error *err) {
+        const struct container_spec *s = rq->spec;
+
         t->n = s->n_mounts;
         t->binds = malloc(sizeof(int) * (t->n ? t->n : 1));
         if (!t->binds)
                 return -ENOMEM;
         for (size_t i = 0; i < t->n; i++)
                 t->binds[i] = -EBADF;
-        t->root = km_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (t->root < 0)
-                return km_error_set(err, t->root, "rootfs %s", s->root_path);
+        if (s->root_overlay) {
+                _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
+                int r;
+
+                if (rq->state_dir_fd < 0)
+                        return km_error_set_plain(err, -EINVAL, "rootfs %s: a writable layer needs the container's "
+                                                                "state directory", s->root_path);
+                r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
+                t->root = r < 0 ? r : overlay_fsmount(&d, err);
+                if (t->root == -ENOSYS)
+                        return km_error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount "
+                                                                "API (Linux 5.2)", s->root_path);
+                if (t->root < 0)
+                        return t->root;
+        } else {
+                t->root = km_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (t->root < 0)
+                        return km_error_set(err, t->root, "rootfs %s", s->root_path);
+        }
         for (size_t i = 0; i < t->n; i++) {
                 const struct spec_mount *m = &s->mounts[i];
+                _cleanup_close_ int fd = -EBADF;
 
-                if (!is_bind(m))
+                if (!launch_is_bind(m))
                         continue;
-                if (!m->source || m->source[0] != '/')
-                        return km_error_set_plain(err, -EINVAL, "bind on %s: the source must be an absolute host path",
-                                                  m->destination);
-                t->binds[i] = km_open_tree(AT_FDCWD, m->source,
-                                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->flags & MS_REC ? AT_RECURSIVE : 0));
+                fd = launch_open_source(m, rq->confine, err);
+                if (fd < 0)
+                        return fd;
+                t->binds[i] = km_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                           (m->flags & MS_REC ? AT_RECURSIVE : 0));
                 if (t->binds[i] < 0)
                         return km_error_set(err, t->binds[i], "bind source %s", m->source);
         }
@@ -518,7 +586,7 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
 
         if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
                 return km_error_set(err, -errno, "enter the host mount namespace");
-        r = clone_trees(s, &t, err);
+        r = clone_trees(rq, &t, err);
         if (r < 0)
                 return r;
         if (s->netns_path && (netns = open(s->netns_path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -535,6 +603,14 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         pid = clone_pid1(ns_flags(s));
         if (pid == 0) {
                 struct pid1 p = { rq, &t, report_wr, go_rd };
+
+                /*
+                 * First: until exec the command is a copy of the agent's memory (other containers' configs),
+                 * and the container must not read it, nor our fds or /proc/1/exe.  The command inherits it.
+                 * The agent's environment it would still see through /proc/1/environ: gone too.
+                 */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                init_scrub_environ();
                 if (netns >= 0 && setns(netns, CLONE_NEWNET) < 0)
                         _exit(125);
                 pid1_main(&p);
@@ -656,6 +732,15 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
         }
         pid = fork();
         if (pid == 0) {
+                /*
+                 * First: this helper and its child hold a copy of the agent's memory until the child's execve;
+                 * once the child has dropped to the container's capabilities a process of the container could
+                 * read it through /proc/PID/mem if it were dumpable (THREATS 17).  The child inherits it,
+                 * and the agent's environment strings, which /proc/PID/environ would show, are zeroed.
+                 */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                init_scrub_environ();
+
                 struct command cmd = { rq->spec, rq->seccomp, rq->args, rq->env ? rq->env : rq->spec->env,
                                        rq->cwd ? rq->cwd : rq->spec->cwd, rq->terminal, rq->stdio };
                 struct km_error e = {};

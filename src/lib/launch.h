@@ -24,6 +24,8 @@ struct launch_request {
         const char *cgroup_name;
         int stdio[3];   /* the command's stdin, stdout, stderr */
         int log_dir_fd; /* >= 0 (detached): stdout and stderr go through PID 1 into LOG_DIR/log, bounded */
+        int state_dir_fd;    /* the container's own directory: its writable layer goes there (spec->root_overlay) */
+        const char *confine; /* the kubelet dir: bind sources below it may not pass a symlink or ".." */
 };
 
 /*
@@ -33,6 +35,18 @@ struct launch_request {
  * Must be called from a single-threaded process (it switches namespaces).
  */
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err);
+
+/*
+ * A bind source of the spec (m->source, absolute), opened (O_PATH) as mount
+ * targets are (resolve_confined(): below confine no symlink, no ".." and so
+ * no magic link may be passed; above it symlinks are followed as the host
+ * has them), or a negative errno with a message naming the source and the
+ * component.  Clone it with open_tree(AT_EMPTY_PATH).
+ */
+int launch_open_source(const struct spec_mount *m, const char *confine, struct km_error *err);
+
+/* Whether the spec mount is a bind (type "bind", or a "bind"/"rbind" option). */
+bool launch_is_bind(const struct spec_mount *m);
 
 /* Makes the template namespace: returns an fd of it.  Costs one copy of the current mount table, once. */
 int launch_template_create(struct km_error *err);

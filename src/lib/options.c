@@ -4,14 +4,20 @@
 
 #include "options.h"
 
-/* Keys whose values are secrets in the filesystems kubelets mount. */
+/*
+ * The one vocabulary of secrets: keys whose values are secrets in the
+ * filesystems kubelets mount, used for mount options (list, messages), VCS
+ * command lines and environment variables (secrets.c).
+ */
 static const char *const sensitive_keys[] = {
-        "password", "pass", "passwd", "secret", "secretkey", "key", "token", "credentials", "cred", "auth",
+        "password", "pass", "passwd", "passphrase", "secret", "secretkey", "key", "token", "credentials", "cred",
+        "auth",
         "password2", /* cifs: the alternate password used while rotating */
 };
 
-bool option_key_is_sensitive(const char *key, size_t n) {
-        static const char *const suffixes[] = { "password", "passwd", "secret", "key", "token" };
+/* One word of a key: in the list, or ending in one of the suffixes ("mykey", "sessiontoken"). */
+static bool word_is_sensitive(const char *key, size_t n) {
+        static const char *const suffixes[] = { "password", "passwd", "passphrase", "secret", "key", "token" };
 
         for (size_t i = 0; i < ELEMENTSOF(sensitive_keys); i++)
                 if (strlen(sensitive_keys[i]) == n && strncasecmp(key, sensitive_keys[i], n) == 0)
@@ -21,6 +27,25 @@ bool option_key_is_sensitive(const char *key, size_t n) {
                 if (n > m && strncasecmp(key + n - m, suffixes[i], m) == 0)
                         return true;
         }
+        return false;
+}
+
+/*
+ * The key as a whole, or any of its words split at '_', '-' and '.':
+ * "AWS_SECRET_ACCESS_KEY", "SECRET_KEY_BASE", "--password", "x-passwd".
+ * Names of files that hold secrets ("secretfile", "keyfile") are not secrets.
+ */
+bool option_key_is_sensitive(const char *key, size_t n) {
+        size_t start = 0;
+
+        if (word_is_sensitive(key, n))
+                return true;
+        for (size_t i = 0; i <= n; i++)
+                if (i == n || key[i] == '_' || key[i] == '-' || key[i] == '.') {
+                        if (i > start && (start > 0 || i < n) && word_is_sensitive(key + start, i - start))
+                                return true;
+                        start = i + 1;
+                }
         return false;
 }
 

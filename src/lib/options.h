@@ -3,6 +3,12 @@
 
 #include "util.h"
 
+/*
+ * Whether the first n bytes of key name a secret (password, secret, key,
+ * token, credentials, ...; any case; also as a word of "AWS_SECRET_ACCESS_KEY"
+ * or "--password").  The one vocabulary for mount options, VCS arguments and
+ * environment variables.
+ */
 bool option_key_is_sensitive(const char *key, size_t n);
 /* 0 or -EINVAL with *ret_why naming the problem ("contains a backslash"). */
 int options_validate(const char *options, const char **ret_why);

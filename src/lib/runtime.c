@@ -15,7 +15,11 @@
 
 #include "cgroup.h"
 #include "init.h"
+#include "launch.h"
+#include "overlay.h"
 #include "runtime.h"
+#include "state.h"
+#include "syscalls.h"
 
 /* Searched after $PATH: root's usual directories, where Debian puts runc. */
 #define SYSTEM_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -429,6 +433,152 @@ int runtime_delete(const char *runtime, const char *root, const char *id, struct
         return state_exists(root, id) == 0 ? 0 : -EIO;
 }
 
+/* ---- the bundle's root and binds ------------------------------------------ */
+
+/* Whether the monitor prepares the bundle (a writable layer, binds): see runtime.h. */
+static bool bundle_prepared(const struct container_spec *s) {
+        for (size_t i = 0; s && i < s->n_mounts; i++)
+                if (launch_is_bind(&s->mounts[i]))
+                        return true;
+        return s && s->root_overlay;
+}
+
+/* config.json, as the runtime is to read it: root.path and the bind sources are what the monitor attaches. */
+static int bundle_config(const struct runtime_request *rq, struct km_error *err) {
+        const struct container_spec *s = rq->spec;
+        _cleanup_close_ int dir = open(rq->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* fsync'ed */
+        _cleanup_json_ json_t *config = NULL;
+        _cleanup_free_ char *text = NULL;
+        json_t *mounts;
+        int r;
+
+        if (dir < 0)
+                return km_error_set(err, -errno, "bundle %s", rq->bundle);
+        r = state_read_json(dir, "config.json", &config, err);
+        if (r < 0)
+                return r;
+        mounts = json_object_get(config, "mounts");
+        if (json_array_size(mounts) != s->n_mounts)
+                return km_error_set_plain(err, -EINVAL, "bundle %s: config.json is not the container's", rq->bundle);
+        if (s->root_overlay && json_object_set_new(json_object_get(config, "root"), "path",
+                                                   json_sprintf("%s/rootfs", rq->bundle)) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_mounts; i++)
+                if (launch_is_bind(&s->mounts[i]) &&
+                    json_object_set_new(json_array_get(mounts, i), "source", json_sprintf("%s/bind-%zu", rq->bundle, i)) < 0)
+                        return -ENOMEM;
+        text = json_dumps(config, JSON_INDENT(2));
+        if (!text)
+                return -ENOMEM;
+        return state_write_atomic(dir, "config.json", text, strlen(text), 0600, err);
+}
+
+/* DIR/NAME made (a directory, or a file if the tree is not one) and opened: a mount point in the bundle. */
+static int bundle_mount_point(int dir, const char *name, int tree, struct km_error *err) {
+        struct stat st;
+        int fd;
+
+        if (fstat(tree, &st) < 0)
+                return km_error_set(err, -errno, "bundle: %s", name);
+        if (S_ISDIR(st.st_mode)) {
+                if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
+                        return km_error_set(err, -errno, "bundle: %s", name);
+        } else {
+                fd = openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return km_error_set(err, -errno, "bundle: %s", name);
+                close(fd);
+        }
+        fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? km_error_set(err, -errno, "bundle: %s", name) : fd;
+}
+
+/* Attaches a detached tree, or binds a held path (mount(2): kernels without the new mount API), on target. */
+static int attach(int tree, int source, unsigned long rec, int target, const char *what, struct km_error *err) {
+        char from[64], to[64];
+        int r;
+
+        if (tree >= 0)
+                r = km_move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        else {
+                snprintf(from, sizeof(from), "/proc/self/fd/%d", source);
+                snprintf(to, sizeof(to), "/proc/self/fd/%d", target);
+                r = mount(from, to, NULL, MS_BIND | rec, NULL) < 0 ? -errno : 0;
+        }
+        return r < 0 ? km_error_set(err, r, "%s: attach", what) : 0;
+}
+
+/*
+ * In the monitor: a mount namespace of its own with the bundle's rootfs and
+ * bind-N attached (runtime.h).  The sources are opened and cloned first,
+ * while this namespace's mounts are still peers of the host's.
+ */
+static int bundle_prepare(const struct runtime_request *rq, struct km_error *err) {
+        const struct container_spec *s = rq->spec;
+        size_t n = s->n_mounts;
+        _cleanup_free_ int *fds = calloc(2 * n + 1, sizeof(int)); /* n sources, then n trees */
+        _cleanup_close_ int dir = -EBADF, target = -EBADF;
+        int r = 0;
+
+        if (!fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < 2 * n; i++)
+                fds[i] = -EBADF;
+        if (unshare(CLONE_NEWNS) < 0)
+                return km_error_set(err, -errno, "runtime %s run %s: a mount namespace for the bundle", rq->runtime,
+                                    rq->id);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const struct spec_mount *m = &s->mounts[i];
+
+                if (!launch_is_bind(m))
+                        continue;
+                r = fds[i] = launch_open_source(m, rq->confine, err);
+                if (r >= 0)
+                        r = fds[n + i] = km_open_tree(fds[i], "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                                          (m->flags & MS_REC ? AT_RECURSIVE : 0));
+                if (r == -ENOSYS)
+                        r = 0; /* bound from the held source below */
+                else if (r < 0 && err && !err->code)
+                        km_error_set(err, r, "bind source %s", m->source);
+        }
+        if (r >= 0 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                r = km_error_set(err, -errno, "runtime %s run %s: make the bundle's namespace rslave", rq->runtime,
+                                 rq->id);
+        if (r >= 0 && (dir = open(rq->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                r = km_error_set(err, -errno, "bundle %s", rq->bundle);
+        if (r >= 0 && s->root_overlay) {
+                _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
+                _cleanup_close_ int mnt = -EBADF;
+
+                r = overlay_dirs_open(s->root_path, dir, &d, err);
+                if (r >= 0)
+                        r = target = bundle_mount_point(dir, "rootfs", d.lower, err);
+                if (r >= 0)
+                        r = mnt = overlay_fsmount(&d, err);
+                if (r == -ENOSYS) {
+                        char to[64];
+                        snprintf(to, sizeof(to), "/proc/self/fd/%d", target);
+                        r = overlay_mount(&d, to, err);
+                } else if (r >= 0)
+                        r = attach(mnt, -EBADF, 0, target, "bundle: rootfs", err);
+        }
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                char name[32], what[4200];
+
+                if (fds[i] < 0)
+                        continue;
+                snprintf(name, sizeof(name), "bind-%zu", i);
+                snprintf(what, sizeof(what), "bind source %s", s->mounts[i].source);
+                closep(&target);
+                r = target = bundle_mount_point(dir, name, fds[i], err);
+                if (r >= 0)
+                        r = attach(fds[n + i], fds[i], s->mounts[i].flags & MS_REC, target, what, err);
+        }
+        for (size_t i = 0; i < 2 * n; i++)
+                closep(&fds[i]);
+        return r < 0 ? r : 0;
+}
+
 /* ---- run ------------------------------------------------------------------ */
 
 /* fd moved to >= 3 (the monitor's 0-2 become /dev/null); -EBADF stays. */
@@ -453,9 +603,9 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
         (void)setsid();
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
                 (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &warn);
+        r = bundle_prepared(rq->spec) ? bundle_prepare(rq, &err) : 0;
         /* Left by a runtime that was killed: "run" would say that ID exists. */
-        r = runtime_delete(rq->runtime, rq->root, rq->id, &stale);
-        if (r < 0)
+        if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &stale)) < 0)
                 km_error_set_plain(&err, r, "stale container %s in %s: %s", rq->id, rq->root, stale.message);
         if (r >= 0 && rq->log_dir_fd >= 0) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
@@ -508,6 +658,8 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
         if (!rq->bundle || rq->bundle[0] != '/')
                 return km_error_set_plain(err, -EINVAL, "runtime %s run %s: the bundle path must be absolute",
                                           rq->runtime, rq->id);
+        if (bundle_prepared(rq->spec) && (r = bundle_config(rq, err)) < 0)
+                return r;
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return km_error_set(err, -errno, "runtime %s run %s: pipe", rq->runtime, rq->id);
         report_rd = fds[0], report_wr = fds[1];

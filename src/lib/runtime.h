@@ -26,6 +26,16 @@
  * runtime_kill(SIGKILL), and after the monitor is gone call runtime_delete(),
  * which is a stat when the runtime cleaned up after itself.
  *
+ * The bundle's root filesystem and bind sources are prepared as the
+ * embedded launcher prepares them (launch.h): the monitor gets a mount
+ * namespace of its own, rslave (host mounts reach it, nothing goes back), in
+ * which an image's root gets its writable layer at BUNDLE/rootfs (overlay.h)
+ * and every bind source, opened confined below the kubelet dir and cloned
+ * (so a clone of a shared source stays its peer), is attached at
+ * BUNDLE/bind-N; config.json then names those, and the runtime, started in
+ * that namespace, finds nothing a pod could swap.  Nothing of it is mounted
+ * in the host, and all of it goes with the monitor and the container.
+ *
  * Every call runs the runtime in the caller's mount namespace (but see
  * above) and needs a single-threaded caller (fork).  The runtime gets stdio
  * on 0-2 and no other fd of the caller, default signal dispositions and an
@@ -36,6 +46,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "spec.h"
 #include "util.h"
 
 /*
@@ -61,6 +72,8 @@ struct runtime_request {
         int log_dir_fd;     /* >= 0 (detached): stdout and stderr go through the monitor into LOG_DIR/log */
         int cgroup_root_fd; /* with cgroup_name: the monitor's and the runtime's cgroups; -EBADF: the caller's */
         const char *cgroup_name;
+        const struct container_spec *spec; /* the bundle's config.json, parsed; NULL: used as it is */
+        const char *confine;               /* bind sources below it: no symlink, no ".." (launch_open_source) */
         /*
          * The container itself goes where config.json's linux.cgroupsPath
          * says; without one, runc makes ID below its own cgroup (so below

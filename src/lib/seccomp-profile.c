@@ -11,10 +11,17 @@
  * past the container (modules, kexec, keys, ptrace, clock, swap) fail with
  * EPERM, the answer of a kernel that knows them but says no.
  *
+ * ioctl(2) is allowed for every request but TIOCSTI and TIOCLINUX, which
+ * fail with EPERM: a process that holds a terminal (and CAP_SYS_ADMIN, which
+ * passes TIOCSTI on any terminal) would type into it (THREATS 28).
+ *
  * Names unknown to the running libseccomp or absent on this architecture
  * are skipped by seccomp_compile(), so the lists cover all architectures.
  * Keep them sorted, one per line, and disjoint.
  */
+#include <stdint.h>
+#include <sys/ioctl.h>
+
 #include "seccomp-filter.h"
 
 static const char *const allowed[] = {
@@ -156,7 +163,6 @@ static const char *const allowed[] = {
         "io_pgetevents_time64",
         "io_setup",
         "io_submit",
-        "ioctl",
         "ioprio_get",
         "ioprio_set",
         "ipc",
@@ -448,6 +454,14 @@ static const char *const denied[] = {
  */
 static const json_int_t personality_allowed[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffff};
 
+/*
+ * The ioctl requests refused.  The kernel takes the request as an unsigned
+ * int and ignores the upper half of the register, so every condition on it
+ * compares the lower 32 bits only (SCMP_CMP_MASKED_EQ): 0x100005412 is
+ * TIOCSTI too.
+ */
+static const uint32_t ioctl_denied[] = { TIOCSTI, TIOCLINUX };
+
 static json_t *names_array(const char *const *names, size_t n) {
         json_t *a = json_array();
 
@@ -475,10 +489,51 @@ static json_t *personality_args(void) {
         return a;
 }
 
+static int append_ioctl_rule(json_t *rules, const char *action, uint32_t mask, uint32_t value) {
+        json_t *rule = json_pack("{s:[s], s:s, s:[{s:i, s:I, s:I, s:s}]}", "names", "ioctl", "action", action, "args",
+                                 "index", 1, "value", (json_int_t)mask, "valueTwo", (json_int_t)value, "op",
+                                 "SCMP_CMP_MASKED_EQ");
+
+        if (rule && streq(action, "SCMP_ACT_ERRNO"))
+                json_object_set_new(rule, "errnoRet", json_integer(EPERM));
+        return json_array_append_new(rules, rule);
+}
+
+/*
+ * Allows ioctl for the requests below the prefix (mask, value) that are not
+ * denied, as rules with one condition each, none of them matching a denied
+ * request.  libseccomp lets an unconditional rule win over conditional ones
+ * of the same call, so "allow, but EPERM for these" cannot be said directly:
+ * the complement is covered instead, by splitting on one bit after another
+ * from the top (32 rules or so per denied request).
+ */
+static int ioctl_allow_cover(json_t *rules, uint32_t mask, uint32_t value, int bit) {
+        bool hit = false;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(ioctl_denied); i++)
+                hit |= (ioctl_denied[i] & mask) == value;
+        if (!hit)
+                return append_ioctl_rule(rules, "SCMP_ACT_ALLOW", mask, value);
+        if (bit < 0)
+                return 0; /* a denied request itself */
+        r = ioctl_allow_cover(rules, mask | 1U << bit, value, bit - 1);
+        return r < 0 ? r : ioctl_allow_cover(rules, mask | 1U << bit, value | 1U << bit, bit - 1);
+}
+
+/* Appended to the profile's syscalls. */
+static int ioctl_rules(json_t *rules) {
+        int r = rules ? ioctl_allow_cover(rules, 0, 0, 31) : -ENOMEM;
+
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(ioctl_denied); i++)
+                r = append_ioctl_rule(rules, "SCMP_ACT_ERRNO", UINT32_MAX, ioctl_denied[i]);
+        return r < 0 ? -ENOMEM : 0;
+}
+
 json_t *seccomp_default_profile(void) {
         /* "o" steals each reference, also when json_pack fails. */
         /* clang-format off */
-        return json_pack("{s:s, s:i, s:[{s:o, s:s}, {s:o, s:s, s:i}, {s:[s], s:s, s:o}]}",
+        json_t *p = json_pack("{s:s, s:i, s:[{s:o, s:s}, {s:o, s:s, s:i}, {s:[s], s:s, s:o}]}",
                          "defaultAction", "SCMP_ACT_ERRNO",
                          "defaultErrnoRet", ENOSYS,
                          "syscalls",
@@ -487,4 +542,10 @@ json_t *seccomp_default_profile(void) {
                          "errnoRet", EPERM,
                          "names", "personality", "action", "SCMP_ACT_ALLOW", "args", personality_args());
         /* clang-format on */
+
+        if (p && ioctl_rules(json_object_get(p, "syscalls")) < 0) {
+                json_decref(p);
+                return NULL;
+        }
+        return p;
 }

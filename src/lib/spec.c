@@ -500,6 +500,19 @@ static int parse_linux(struct container_spec *s, json_t *l, const struct at *at,
         return 0;
 }
 
+/* Of "annotations" (string values, OCI): only ours means something to the launcher. */
+static int parse_layer(struct container_spec *s, json_t *annotations, const struct at *at, struct km_error *err) {
+        const char *layer;
+        int r = want(annotations, at, JSON_OBJECT, 0, false, err);
+
+        if (r < 0 || (r = want_str(FIELD(annotations, at, SPEC_ANNOTATION_LAYER), false, &layer, err)) < 0)
+                return r;
+        if (layer && !streq(layer, "overlay"))
+                return fail(err, -EINVAL, AT(at, SPEC_ANNOTATION_LAYER), "must be \"overlay\"");
+        s->root_overlay = layer != NULL;
+        return 0;
+}
+
 int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *err) {
         _cleanup_(spec_freep) struct container_spec *s = NULL;
         json_t *mounts = json_object_get(root, "mounts"), *rootfs = json_object_get(root, "root");
@@ -522,6 +535,8 @@ int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *e
                 return r;
         if (!s->root_path[0])
                 return fail(err, -EINVAL, AT(at_root, "path"), "is empty");
+        if ((r = parse_layer(s, FIELD(root, &CONFIG, "annotations"), err)) < 0)
+                return r;
         if ((r = want_items(mounts, AT(&CONFIG, "mounts"), MAX_MOUNTS, sizeof(struct spec_mount), parse_mount,
                             (void **)&s->mounts, &s->n_mounts, err)) < 0 ||
             (r = parse_linux(s, FIELD(root, &CONFIG, "linux"), err)) < 0 ||
@@ -783,6 +798,8 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             set(caps, "bounding", strings(NULL)) < 0 || set(caps, "effective", strings(NULL)) < 0 ||
             set(caps, "permitted", strings(NULL)) < 0 ||
             set(root, "root", json_pack("{s:s, s:b}", "path", in->rootfs, "readonly", in->rootfs_readonly)) < 0 ||
+            (in->rootfs_layer &&
+             set(root, "annotations", json_pack("{s:s}", SPEC_ANNOTATION_LAYER, "overlay")) < 0) ||
             /* By default the node's own name: NFSv4 clients identify themselves by it. */
             (in->hostname ? set(root, "hostname", json_string(in->hostname)) : json_object_del(root, "hostname")) < 0 ||
             (in->host_dev && json_array_set_new(mounts, 1, bind_json(&host_dev)) < 0) ||

@@ -58,6 +58,7 @@ struct container_spec {
         /* root */
         char *root_path;
         bool root_readonly;
+        bool root_overlay; /* SPEC_ANNOTATION_LAYER: a writable layer of its own over root_path (overlay.h) */
         char *hostname; /* may be NULL */
 
         struct spec_mount *mounts;
@@ -73,6 +74,14 @@ struct container_spec {
         unsigned long rootfs_propagation; /* MS_* | MS_REC, or 0 for the default (rslave) */
         json_t *seccomp;                  /* "linux.seccomp" (a reference the spec holds), or NULL */
 };
+
+/*
+ * "annotations": {SPEC_ANNOTATION_LAYER: "overlay"}: root.path (an image's
+ * tree in the store) is the read-only lower layer of an overlay whose upper
+ * layer is the container's own; the launcher makes it (overlay.h).  A
+ * runtime given the bundle sees root.path replaced by that overlay.
+ */
+#define SPEC_ANNOTATION_LAYER "io.kubemount.rootfs-layer"
 
 /* Parses and validates config.json text; refuses what the launcher cannot do faithfully. */
 int spec_parse(const char *json, size_t size, struct container_spec **ret, struct km_error *err);
@@ -92,6 +101,7 @@ struct vcs_bind {
 struct vcs_inputs {
         const char *rootfs; /* absolute host path of the root filesystem */
         bool rootfs_readonly;
+        bool rootfs_layer; /* rootfs is an image's tree: give the container a writable layer of its own */
         char *const *args;   /* the command, NULL-terminated, non-empty */
         char *const *env;    /* extra "K=V" (NULL or NULL-terminated); PATH and HOME have defaults */
         const char *cwd;     /* NULL = "/" */

@@ -11,6 +11,8 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include "overlay.h"
+#include "rm-rf.h"
 #include "state.h"
 
 #define CONTAINERS_DIR "containers"
@@ -345,7 +347,15 @@ static int remove_entry(int dfd, const char *name, struct km_error *err) {
         if (errno != EISDIR)
                 return km_error_set(err, -errno, "state file %s: unlink",
                                     display_path(dfd, name, shown, sizeof(shown)));
-        /* Deeper trees are not ours to write: refuse rather than recurse into them. */
+        /* The container's writable layer (overlay.h): its tree goes too, on this filesystem only. */
+        if (streq(name, OVERLAY_LAYER_DIR)) {
+                char what[256];
+                int r = rm_rf_at(dfd, name, what, sizeof(what));
+                return r < 0 ? km_error_set(err, r, "state dir %s: remove %s",
+                                            display_path(dfd, name, shown, sizeof(shown)), what)
+                             : 0;
+        }
+        /* Other trees are not ours to write: refuse rather than recurse into them. */
         if (unlinkat(dfd, name, AT_REMOVEDIR) >= 0 || errno == ENOENT)
                 return 0;
         return km_error_set(err, -errno, "state dir %s: rmdir", display_path(dfd, name, shown, sizeof(shown)));

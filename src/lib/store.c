@@ -20,22 +20,16 @@
 
 #include "digest.h"
 #include "state.h"
-#include "store.h"
+#include "store-internal.h"
 #include "unpack.h"
 
 #define MANIFEST_MAX (4 * 1024 * 1024)
 #define REF_MAX 4096
-#define MANIFEST_DEPTH 2         /* an index, its manifests, and one more level */
-#define GC_LOCK_TRIES 20         /* gc's tries for the exclusive lock, */
-#define GC_LOCK_WAIT_NS 50000000 /* 50 ms apart: about a second in all */
-#define DU_DEPTH 64              /* levels counted by gc */
-#define HEX_LEN 64
+#define MANIFEST_DEPTH 2           /* an index, its manifests, and one more level */
+#define GC_LOCK_TRIES 20           /* gc's tries for the exclusive lock, */
+#define GC_LOCK_WAIT_NS 50000000   /* 50 ms apart: about a second in all */
+#define DU_DEPTH 64                /* levels counted by gc */
 #define REF_FILE_LEN (HEX_LEN + 5) /* HEX.json */
-
-struct store {
-        char *path; /* absolute, without control characters: used in messages as it is */
-        int fd, blobs_fd, refs_fd, rootfs_fd, tmp_fd, lock_fd;
-};
 
 static inline void json_decrefp_store(json_t **p) {
         if (*p)
@@ -46,10 +40,6 @@ static inline void closedirp_store(DIR **d) {
                 closedir(*d);
 }
 
-static const char *hex_of(const char *digest) {
-        return digest + strlen(DIGEST_SHA256_PREFIX);
-}
-
 static bool has_control_chars(const char *s) {
         for (; *s; s++)
                 if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -57,19 +47,14 @@ static bool has_control_chars(const char *s) {
         return false;
 }
 
-static int invalid(struct km_error *err, const char *what, const char *value) {
+int store_invalid(struct km_error *err, const char *what, const char *value) {
         char shown[128];
 
         return km_error_set_plain(err, -EINVAL, "%s: invalid: '%s'", what,
                                   value ? str_printable(value, shown, sizeof(shown)) : "(null)");
 }
 
-static void keep_first(int *r, int q) {
-        if (q < 0 && *r >= 0)
-                *r = q;
-}
-
-static void fsync_dir(int fd, int *r) {
+void store_fsync_dir(int fd, int *r) {
         /* EINVAL: a filesystem without sync for directories. */
         if (fsync(fd) < 0 && errno != EINVAL)
                 keep_first(r, -errno);
@@ -78,14 +63,14 @@ static void fsync_dir(int fd, int *r) {
 /* Temp names are PREFIX + 6 of these, and nothing else is taken for one: a temp name leads nowhere. */
 static const char tmp_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-static bool tmp_name_is_valid(const char *name, const char *prefix) {
+bool store_tmp_name_is_valid(const char *name, const char *prefix) {
         size_t n = strlen(prefix);
 
         return name && strncmp(name, prefix, n) == 0 && strlen(name) == n + 6 && strspn(name + n, tmp_chars) == 6;
 }
 
 /* A new tmp/PREFIXXXXXXX, a file (O_RDWR) or a directory (O_DIRECTORY); its fd, the name in *ret_name. */
-static int make_tmp(struct store *s, const char *prefix, bool dir, char **ret_name, struct km_error *err) {
+int store_make_tmp(struct store *s, const char *prefix, bool dir, char **ret_name, struct km_error *err) {
         static unsigned counter;
         _cleanup_close_ int fd = -EBADF;
         char name[32];
@@ -218,7 +203,7 @@ static int flock_wait(int fd, int op) {
 
 /* Under the exclusive lock: what killed writers left (tmp/ entries, refs/ temp files ".NAME.XXXXXX"). */
 static int clear_leftovers(struct store *s, uint64_t *freed) {
-        const int dirs[] = {s->tmp_fd, s->refs_fd};
+        const int dirs[] = {s->tmp_fd, s->refs_fd, s->sums_fd};
         int r = 0;
 
         for (size_t k = 0; k < ELEMENTSOF(dirs); k++) {
@@ -246,7 +231,7 @@ int store_open(const char *dir, struct store **ret, struct km_error *err) {
         s = calloc(1, sizeof(*s));
         if (!s)
                 return km_error_set(err, -ENOMEM, "store");
-        s->fd = s->blobs_fd = s->refs_fd = s->rootfs_fd = s->tmp_fd = s->lock_fd = -EBADF;
+        s->fd = s->blobs_fd = s->refs_fd = s->rootfs_fd = s->sums_fd = s->tmp_fd = s->lock_fd = -EBADF;
         /* Simplified: a trailing slash would make the kernel follow a symlink despite O_NOFOLLOW. */
         s->path = path_absolute(dir);
         if (!s->path)
@@ -264,7 +249,7 @@ int store_open(const char *dir, struct store **ret, struct km_error *err) {
         } subdirs[] = {
                 {&blobs, s->fd, "blobs", "blobs"},    {&s->blobs_fd, -1, "sha256", "blobs/sha256"},
                 {&s->refs_fd, s->fd, "refs", "refs"}, {&s->rootfs_fd, s->fd, "rootfs", "rootfs"},
-                {&s->tmp_fd, s->fd, "tmp", "tmp"},
+                {&s->sums_fd, s->fd, "sums", "sums"}, {&s->tmp_fd, s->fd, "tmp", "tmp"},
         };
         for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
                 snprintf(shown, sizeof(shown), "%s/%s", s->path, subdirs[i].shown);
@@ -297,7 +282,9 @@ void store_close(struct store *s) {
         if (!s)
                 return;
         /* The lock's fd last: closing it releases the lock. */
-        for (int *fd[] = {&s->fd, &s->blobs_fd, &s->refs_fd, &s->rootfs_fd, &s->tmp_fd, &s->lock_fd}, i = 0; i < 6; i++)
+        for (int *fd[] = {&s->fd, &s->blobs_fd, &s->refs_fd, &s->rootfs_fd, &s->sums_fd, &s->tmp_fd, &s->lock_fd},
+                 i = 0;
+             i < 7; i++)
                 closep(fd[i]);
         free(s->path);
         free(s);
@@ -308,7 +295,7 @@ const char *store_path(const struct store *s) {
 }
 
 /* Removes tmp/NAME; what cannot go now goes at the next exclusive open or gc. */
-static void drop_tmp(struct store *s, const char *name) {
+void store_drop_tmp(struct store *s, const char *name) {
         int r = remove_tree(s->tmp_fd, name, NULL);
 
         if (r < 0)
@@ -321,8 +308,8 @@ static void drop_tmp(struct store *s, const char *name) {
  * concurrent writer got there first, its result (same content by
  * construction) stays and ours goes.  WHAT and DIGEST name it in messages.
  */
-static int place(struct store *s, const char *tmpname, int dfd, const char *hex, mode_t type, const char *what,
-                 const char *digest, struct km_error *err) {
+static int store_place(struct store *s, const char *tmpname, int dfd, const char *hex, mode_t type, const char *what,
+                       const char *digest, struct km_error *err) {
         struct stat st;
         int r = 0;
 
@@ -338,18 +325,18 @@ static int place(struct store *s, const char *tmpname, int dfd, const char *hex,
                         return km_error_set(err, -errno, "%s %s", what, digest);
                 if ((st.st_mode & S_IFMT) != type)
                         return km_error_set_plain(err, -EEXIST, "%s %s: something else is in its place", what, digest);
-                drop_tmp(s, tmpname);
+                store_drop_tmp(s, tmpname);
                 return 0;
         }
         if (r >= 0)
-                fsync_dir(dfd, &r);
+                store_fsync_dir(dfd, &r);
         return r < 0 ? km_error_set(err, r, "%s %s: rename into the store and fsync", what, digest) : 0;
 }
 
 /* ---- blobs ---- */
 
 int store_blob_begin(struct store *s, char **ret_tmpname, struct km_error *err) {
-        return make_tmp(s, "blob-", false, ret_tmpname, err);
+        return store_make_tmp(s, "blob-", false, ret_tmpname, err);
 }
 
 static int blob_mismatch(struct km_error *err, const char *digest, const char *got, uint64_t size, int64_t expected) {
@@ -380,17 +367,17 @@ static int blob_place(struct store *s, const char *tmpname, const char *digest, 
                 return blob_mismatch(err, digest, got, size, expected_size);
         if (fchmod(fd, 0444) < 0 || fsync(fd) < 0)
                 return km_error_set(err, -errno, "blob %s: chmod and fsync", digest);
-        return place(s, tmpname, s->blobs_fd, hex_of(digest), S_IFREG, "blob", digest, err);
+        return store_place(s, tmpname, s->blobs_fd, hex_of(digest), S_IFREG, "blob", digest, err);
 }
 
 int store_blob_commit(struct store *s, const char *tmpname, const char *digest, int64_t expected_size,
                       struct km_error *err) {
         int r;
 
-        if (!tmp_name_is_valid(tmpname, "blob-"))
+        if (!store_tmp_name_is_valid(tmpname, "blob-"))
                 return km_error_set_plain(err, -EINVAL, "blob: invalid temp file name");
         if (!digest_is_valid(digest))
-                r = invalid(err, "blob digest", digest);
+                r = store_invalid(err, "blob digest", digest);
         else
                 r = blob_place(s, tmpname, digest, expected_size, err);
         if (r < 0)
@@ -413,7 +400,7 @@ int store_blob_open(struct store *s, const char *digest, struct km_error *err) {
         struct stat st;
 
         if (!digest_is_valid(digest))
-                return invalid(err, "blob digest", digest);
+                return store_invalid(err, "blob digest", digest);
         /* O_NONBLOCK: a FIFO in its place must not hang us (cleared below for a regular file). */
         fd = openat(s->blobs_fd, hex_of(digest), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0 && errno == ENOENT)
@@ -451,7 +438,7 @@ int store_blob_put(struct store *s, const char *digest, const void *data, size_t
         int r = 0;
 
         if (!digest_is_valid(digest))
-                return invalid(err, "blob digest", digest);
+                return store_invalid(err, "blob digest", digest);
         if (!data && size > 0)
                 return km_error_set(err, -EINVAL, "blob %s", digest);
         /* Checked before anything is written: wrong bytes leave no trace. */
@@ -483,59 +470,6 @@ int store_blob_put(struct store *s, const char *digest, const void *data, size_t
         return store_blob_commit(s, tmp, digest, (int64_t)size, err);
 }
 
-/* ---- root filesystems ---- */
-
-int store_rootfs_begin(struct store *s, char **ret_tmpname, int *ret_fd, struct km_error *err) {
-        int fd = make_tmp(s, "rootfs-", true, ret_tmpname, err);
-
-        if (fd >= 0)
-                *ret_fd = fd;
-        return fd < 0 ? fd : 0;
-}
-
-static int rootfs_place(struct store *s, const char *tmpname, const char *digest, struct km_error *err) {
-        _cleanup_close_ int fd = -EBADF;
-
-        fd = openat(s->tmp_fd, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return km_error_set(err, -errno, "rootfs %s: temp dir %s", digest, tmpname);
-        /* Everything unpacked is on disk before the tree can be seen as a result. */
-        if (syncfs(fd) < 0)
-                return km_error_set(err, -errno, "rootfs %s: syncfs", digest);
-        return place(s, tmpname, s->rootfs_fd, hex_of(digest), S_IFDIR, "rootfs", digest, err);
-}
-
-int store_rootfs_commit(struct store *s, const char *tmpname, const char *manifest_digest, struct km_error *err) {
-        int r;
-
-        if (!tmp_name_is_valid(tmpname, "rootfs-"))
-                return km_error_set_plain(err, -EINVAL, "rootfs: invalid temp dir name");
-        if (!digest_is_valid(manifest_digest))
-                r = invalid(err, "rootfs digest", manifest_digest);
-        else
-                r = rootfs_place(s, tmpname, manifest_digest, err);
-        if (r < 0)
-                drop_tmp(s, tmpname);
-        return r;
-}
-
-void store_rootfs_abort(struct store *s, const char *tmpname) {
-        if (tmp_name_is_valid(tmpname, "rootfs-"))
-                drop_tmp(s, tmpname);
-}
-
-char *store_rootfs_path(struct store *s, const char *manifest_digest) {
-        struct stat st;
-        char *p;
-
-        if (!digest_is_valid(manifest_digest) ||
-            fstatat(s->rootfs_fd, hex_of(manifest_digest), &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-                return NULL;
-        if (asprintf(&p, "%s/rootfs/%s", streq(s->path, "/") ? "" : s->path, hex_of(manifest_digest)) < 0)
-                return NULL;
-        return p;
-}
-
 /* ---- references ---- */
 
 static bool ref_is_valid(const char *ref) {
@@ -547,7 +481,7 @@ static int ref_file_name(const char *ref, char name[REF_FILE_LEN + 1], struct km
         char d[DIGEST_STRING_MAX];
 
         if (!ref_is_valid(ref))
-                return invalid(err, "image reference", ref);
+                return store_invalid(err, "image reference", ref);
         digest_buffer(ref, strlen(ref), d);
         snprintf(name, REF_FILE_LEN + 1, "%s.json", hex_of(d));
         return 0;
@@ -574,7 +508,7 @@ int store_ref_set(struct store *s, const char *ref, json_t *record, struct km_er
                 return km_error_set_plain(err, -EINVAL, "image %s: record is not an object", ref);
         manifest = json_string_value(json_object_get(record, "manifest"));
         if (!digest_is_valid(manifest))
-                return invalid(err, "image reference record: manifest digest", manifest);
+                return store_invalid(err, "image reference record: manifest digest", manifest);
         copy = json_copy(record);
         if (!copy || json_object_set_new(copy, "ref", json_string(ref)) < 0)
                 return km_error_set_plain(err, -EINVAL, "image %s: not valid UTF-8, or out of memory", ref);
@@ -611,7 +545,7 @@ int store_ref_remove(struct store *s, const char *ref, struct km_error *err) {
         if (ref_file_name(ref, name, err) < 0)
                 return -EINVAL;
         r = remove_tree(s->refs_fd, name, NULL); /* whatever junk is there; 0 when absent */
-        fsync_dir(s->refs_fd, &r);
+        store_fsync_dir(s->refs_fd, &r);
         if (r < 0)
                 return km_error_set(err, r, "image %s: remove %s/refs/%s", ref, s->path, name);
         return 0;
@@ -723,11 +657,21 @@ static int mark_refs(struct store *s, json_t *marked, struct km_error *err) {
         return 0;
 }
 
-/* Whether rootfs/NAME is (or holds) one of the keep paths, by name or by inode. */
+/*
+ * Whether rootfs/NAME is (or holds) one of the keep paths, by name or by
+ * inode.  A replaced tree, HEX.old-XXXXXX, is kept while the image's own
+ * rootfs/HEX is: its containers may have started before the replacement.
+ */
 static bool rootfs_kept(struct store *s, const char *name, char *const *keep) {
         _cleanup_free_ char *dir = NULL;
         struct stat a, b;
 
+        if (strlen(name) > HEX_LEN && startswith(name + HEX_LEN, ROOTFS_OLD_MARK)) {
+                char hex[HEX_LEN + 1];
+
+                snprintf(hex, sizeof(hex), "%.*s", HEX_LEN, name);
+                return rootfs_kept(s, hex, keep);
+        }
         if (asprintf(&dir, "%s/rootfs/%s", streq(s->path, "/") ? "" : s->path, name) < 0)
                 return true; /* out of memory: keep rather than guess */
         if (fstatat(s->rootfs_fd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
@@ -784,6 +728,9 @@ int store_gc(struct store *s, char *const *keep_rootfs, uint64_t *ret_freed, str
         if (r >= 0) {
                 /* Every sweep runs; the first error is the one reported. */
                 r = sweep(s, s->blobs_fd, "blobs/sha256", marked, false, NULL, &freed, err);
+                /* A record goes with its tree (the tree is still there to be compared with the keep paths). */
+                q = sweep(s, s->sums_fd, "sums", marked, true, keep_rootfs, &freed, r < 0 ? NULL : err);
+                keep_first(&r, q);
                 q = sweep(s, s->rootfs_fd, "rootfs", marked, true, keep_rootfs, &freed, r < 0 ? NULL : err);
                 keep_first(&r, q);
                 q = clear_leftovers(s, &freed);

@@ -7,12 +7,15 @@
  *   STORE/blobs/sha256/HEX      blobs, 0444, written tmp -> verify -> rename
  *   STORE/refs/HEX-OF-REF.json  {"ref": "...", "manifest": "sha256:...", "config": ..., "rootfs": "HEX"}
  *   STORE/rootfs/HEX            unpacked (HEX of the manifest digest), renamed into place when complete
+ *   STORE/sums/HEX              its record: a fingerprint of every entry, written when it was put in place
  *   STORE/tmp/                  work in progress; anything here at open is removed
  *   STORE/lock                  flock: shared by writers, exclusive by gc
  *
  * Concurrent writers of one blob or rootfs both succeed: the second rename
  * finds the first's result (same content) and drops its own.  A killed
  * writer leaves only tmp/ entries, which are never visible as results.
+ * A root filesystem is handed out only while it matches its record
+ * (store-rootfs.c); one that differs is unpacked again and swapped in.
  */
 #pragma once
 
@@ -51,11 +54,23 @@ int store_blob_put(struct store *s, const char *digest, const void *data, size_t
 
 /* A new directory in tmp/ to unpack into (fd and name); store_rootfs_commit renames it to rootfs/HEX. */
 int store_rootfs_begin(struct store *s, char **ret_tmpname, int *ret_fd, struct km_error *err);
-/* The tmp dir is consumed either way: on failure it is removed (the caller's fd then shows a deleted dir). */
+/*
+ * Puts the tree in place with its record, unless a tree that matches its own
+ * record is there already (then ours goes); one that does not match is
+ * replaced (renameat2 RENAME_EXCHANGE) and set aside as rootfs/HEX.old-XXXXXX,
+ * which gc removes once no container of the image is left (keep_rootfs).  The
+ * tmp dir is consumed either way: on failure it is removed (the caller's fd
+ * then shows a deleted dir).
+ */
 int store_rootfs_commit(struct store *s, const char *tmpname, const char *manifest_digest, struct km_error *err);
 /* Removes a tmp/ rootfs that will not be committed (a failed unpack). */
 void store_rootfs_abort(struct store *s, const char *tmpname);
-/* Absolute path of rootfs/HEX for a manifest digest (malloc'ed), or NULL if not unpacked. */
+/*
+ * Whether rootfs/HEX is there and matches its record: 1 yes; 0 no, with err
+ * saying why (not unpacked, no record, differs: unpack again); -errno.
+ */
+int store_rootfs_check(struct store *s, const char *manifest_digest, struct km_error *err);
+/* Absolute path of rootfs/HEX for a manifest digest (malloc'ed), or NULL if not unpacked or not matching its record. */
 char *store_rootfs_path(struct store *s, const char *manifest_digest);
 
 /*
@@ -70,8 +85,10 @@ int store_ref_remove(struct store *s, const char *ref, struct km_error *err);
 int store_ref_list(struct store *s, json_t **ret, struct km_error *err);
 
 /*
- * Removes blobs and rootfs dirs that no reference reaches and whose rootfs
- * path is not in keep (root paths of live containers); returns bytes freed.
+ * Removes blobs and rootfs dirs (with their records) that no reference
+ * reaches and whose rootfs path is not in keep (root paths of live
+ * containers; a replaced HEX.old-XXXXXX goes with HEX's keep paths only);
+ * returns bytes freed.
  * -EBUSY ("the store is in use") when other handles, in any process, keep the
  * store open for about a second; tmp/ is emptied too.
  */

@@ -2,11 +2,14 @@
 /*
  * Layer unpacking (see unpack.h).  Choices worth knowing:
  *
- * - Paths: "./" and "." components and repeated slashes are dropped; an
- *   absolute path, a ".." component or an empty name is refused.  The parent
- *   is opened with openat2(RESOLVE_IN_ROOT), so a symlink of the image is
- *   followed but always inside the root; the last component is never
- *   followed.  A "./" directory entry (the root itself) is ignored.
+ * - Paths: leading slashes, "./" and "." components and repeated slashes
+ *   are dropped, so an absolute name ("/etc/x", umoci's "/" for the root)
+ *   names the same entry inside the root as its relative form, as containerd
+ *   and umoci read it; hard link targets likewise.  A ".." component or an
+ *   empty name is refused.  The parent is opened with
+ *   openat2(RESOLVE_IN_ROOT), so a symlink of the image is followed but
+ *   always inside the root; the last component is never followed.  A
+ *   directory entry for the root itself ("./", "/") is ignored.
  * - Opaque markers are applied where they appear.  This layer's entries are
  *   recorded as (parent dev, parent ino, name); the marker removes everything
  *   below its directory that is not recorded, keeping directories that still
@@ -14,7 +17,8 @@
  * - Directory modes and times are set after the whole layer (children change
  *   a directory's mtime; a 0555 directory would stop an unprivileged run).
  * - Regular files: max_file bounds a file's size, holes included; max_bytes
- *   bounds the data written plus the data of entries that are skipped.
+ *   bounds the data written plus the data of entries that are skipped, and
+ *   max_image_bytes the same counted over all the layers of an image.
  * - Not kept: xattrs and ACLs (security.capability would give file
  *   capabilities), device nodes and sockets (skipped and counted).
  * - Linux 5.6 (openat2) is required, as it is by the launcher; so is it for
@@ -130,6 +134,25 @@ static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve) 
                         return -errno;
         }
         return -EAGAIN;
+}
+
+int unpack_open_file(int dirfd, const char *path) {
+        struct stat st;
+        int r, fd = openat2_fd(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (!S_ISREG(st.st_mode))
+                r = -EBADMSG;
+        else if (fcntl(fd, F_SETFL, O_RDONLY) < 0) /* O_NONBLOCK off again */
+                r = -errno;
+        else
+                return fd;
+        close(fd);
+        return r;
 }
 
 /* A child directory opened for reading: never through a symlink, never onto another mount. */
@@ -292,16 +315,14 @@ static int entry_error(struct unpack *u, int r, bool refusal, const char *fmt, .
 #define entry_refuse(u, r, ...) entry_error(u, r, true, __VA_ARGS__)
 
 /*
- * "./a//b/." -> "a/b" into buf; "" names the root.  Absolute paths and ".."
- * are refused (-EPERM), as is an empty name (-EINVAL).
+ * "./a//b/." and "/a/b" -> "a/b" into buf; "" names the root.  ".." is
+ * refused (-EPERM), as is an empty name (-EINVAL).
  */
 static int normalize(const char *in, char *buf, size_t size, const char **why) {
         size_t n = 0;
 
         if (!*in)
                 return *why = "empty name", -EINVAL;
-        if (in[0] == '/')
-                return *why = "absolute path refused", -EPERM;
         if (strlen(in) >= size)
                 return *why = "name longer than PATH_MAX", -ENAMETOOLONG;
         for (const char *p = in; *p;) {
@@ -437,11 +458,23 @@ static int make_room(struct unpack *u, int pfd, const char *name, bool keep_dir)
         return r < 0 ? entry_fail(u, r, "replacing the existing entry") : 0;
 }
 
-/* Counts bytes written or skipped against max_bytes. */
+/* What the image may still take: its total budget less the layers before and this one so far. */
+static uint64_t image_room(const struct unpack *u) {
+        uint64_t used = u->lim.image_bytes_before + u->st.bytes;
+
+        if (!u->lim.max_image_bytes)
+                return UINT64_MAX;
+        return used >= u->lim.image_bytes_before && used <= u->lim.max_image_bytes ? u->lim.max_image_bytes - used : 0;
+}
+
+/* Counts bytes written or skipped against max_bytes and the image's budget. */
 static int count_bytes(struct unpack *u, uint64_t more) {
         if (more > u->lim.max_bytes - u->st.bytes)
                 return entry_refuse(u, -EFBIG, "layer larger than max_bytes (%llu)",
                                     (unsigned long long)u->lim.max_bytes);
+        if (more > image_room(u))
+                return entry_refuse(u, -EFBIG, "the image unpacks to more than its limit of %llu bytes",
+                                    (unsigned long long)u->lim.max_image_bytes);
         u->st.bytes += more;
         return 0;
 }
@@ -489,7 +522,8 @@ static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const 
         if (size < 0 || (uint64_t)size > u->lim.max_file)
                 return entry_refuse(u, -EFBIG, "file larger than max_file (%llu)", (unsigned long long)u->lim.max_file);
         /* Caught before any work when the file has no holes (count_bytes then fails); else block by block. */
-        if (sym_archive_entry_sparse_count(e) == 0 && (uint64_t)size > u->lim.max_bytes - u->st.bytes)
+        if (sym_archive_entry_sparse_count(e) == 0 &&
+            ((uint64_t)size > u->lim.max_bytes - u->st.bytes || (uint64_t)size > image_room(u)))
                 return count_bytes(u, size);
         /* 0600 until complete: no partial file is ever readable by others, nor setuid. */
         fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -662,7 +696,7 @@ static int apply_entry(struct unpack *u, struct archive_entry *e) {
                 return r;
         if (!*u->path) {
                 if (type == AE_IFDIR && !link)
-                        return 0; /* "./": the root's own metadata is the caller's */
+                        return 0; /* "./" or "/": the root's own metadata is the caller's */
                 return entry_refuse(u, -EPERM, "names the root");
         }
         base = split_path(u->path, u->parent);

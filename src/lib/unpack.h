@@ -5,8 +5,9 @@
  * delete, opaque markers (.wh..wh..opq) empty a directory of what lower layers
  * put there, ownership and modes are kept (setuid/setgid bits dropped).
  * Every entry is confined to the root: paths are resolved below a held root
- * fd with openat2(RESOLVE_IN_ROOT), absolute and ".." paths and hard links
- * out of the root are refused, device nodes are skipped.  Limits stop bombs.
+ * fd with openat2(RESOLVE_IN_ROOT), absolute paths name entries inside it,
+ * ".." and hard links out of the root are refused, device nodes are skipped.
+ * Limits stop bombs.
  */
 #pragma once
 
@@ -18,6 +19,8 @@ struct unpack_limits {
         uint64_t max_bytes;   /* total bytes written (default 8 GiB) */
         uint64_t max_entries; /* default 1,000,000 */
         uint64_t max_file;    /* one file (default 4 GiB) */
+        /* The image's budget, counted like max_bytes over all its layers (0: none), and what the layers before used. */
+        uint64_t max_image_bytes, image_bytes_before;
 };
 
 struct unpack_stats {
@@ -34,3 +37,9 @@ int unpack_layer(int layer_fd, int root_fd, const struct unpack_limits *limits, 
 
 /* Removes a directory tree below dirfd (no symlink followed, no mount crossed). */
 int unpack_remove_tree(int dirfd, const char *name);
+/*
+ * A regular file below dirfd opened for reading: no symlink on the way or at
+ * the end (-ELOOP), never above dirfd (-EXDEV), never blocking on a FIFO or
+ * device, which is refused like any other non-regular file (-EBADMSG).
+ */
+int unpack_open_file(int dirfd, const char *path);

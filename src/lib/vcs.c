@@ -11,19 +11,15 @@
 #include <sys/wait.h>
 
 #include "agent.h"
-
-extern char **environ;
+#include "agent-spawn.h"
 #include "proto.h"
 #include "spec.h"
 #include "state.h"
 #include "tty-relay.h"
 #include "vcs-image.h"
 
-#define AGENT_START_TIMEOUT_MS 10000
-#define AGENT_IDLE_EXIT_S 300
-
 struct km_vcs {
-        char *rootfs, *name, *cwd, *runtime;
+        char *rootfs, *name, *cwd, *runtime, *kubelet_dir;
         char **args, **env;
         size_t n_env;
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
@@ -31,6 +27,7 @@ struct km_vcs {
         struct vcs_bind *binds;
         size_t n_binds;
         bool host_network, host_dev, readonly;
+        bool image; /* rootfs is an image's tree in the store: the container writes to a layer of its own */
         int timeout_ms;
 };
 
@@ -49,6 +46,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         free(v->name);
         free(v->cwd);
         free(v->runtime);
+        free(v->kubelet_dir);
         km_strv_free(v->args);
         km_strv_free(v->env);
         km_strv_free(v->image_args);
@@ -65,7 +63,14 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
 KM_EXPORT int km_vcs_set_rootfs(struct km_vcs *v, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
 
-        return !abs ? -EINVAL : free_and_strdup(&v->rootfs, abs);
+        if (!abs)
+                return -EINVAL;
+        v->image = false;
+        return free_and_strdup(&v->rootfs, abs);
+}
+
+KM_EXPORT int km_vcs_set_kubelet_dir(struct km_vcs *v, const char *dir) {
+        return dir && dir[0] != '/' ? -EINVAL : free_and_strdup(&v->kubelet_dir, dir);
 }
 
 KM_EXPORT int km_vcs_set_name(struct km_vcs *v, const char *name) {
@@ -169,7 +174,10 @@ KM_EXPORT int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct k
         v->image_args = json_strv(args);
         v->image_env = json_strv(json_object_get(rec, "env"));
         r = free_and_strdup(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
-        return r < 0 ? r : free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        if (r >= 0)
+                r = free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        v->image = r >= 0;
+        return r;
 }
 
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
@@ -205,6 +213,7 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
         struct vcs_inputs in = {
                 .rootfs = v->rootfs,
                 .rootfs_readonly = v->readonly,
+                .rootfs_layer = v->image,
                 .args = v->args ? v->args : v->image_args,
                 .env = env,
                 .cwd = v->cwd ? v->cwd : v->image_cwd,
@@ -297,70 +306,15 @@ static int connect_in_host(void *userdata, struct km_error *err) {
         return 0;
 }
 
-/* The agent binary: $KUBEMOUNT_AGENT_BINARY, this program if it is kubemount, else the installed one. */
-static int agent_binary(void) {
-        const char *env = getenv("KUBEMOUNT_AGENT_BINARY");
-        char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-        if (env && *env)
-                return open(env, O_PATH | O_CLOEXEC);
-        if (n > 0 && (self[n] = '\0', streq(path_basename(self), "kubemount")))
-                return open("/proc/self/exe", O_PATH | O_CLOEXEC);
-        return open(KM_BINDIR "/kubemount", O_PATH | O_CLOEXEC);
-}
-
-/* Starts `kubemount agent` in the host mount namespace, detached from us; waits until it listens. */
-static int agent_spawn(struct km_agent *a, struct km_error *err) {
-        _cleanup_close_ int bin = agent_binary(), ns = -EBADF;
-        char ready_env[32], idle[16];
-        int fds[2], status;
-        pid_t pid;
-
-        if (bin < 0)
-                return km_error_set(err, -errno, "the kubemount binary to start the agent with");
-        ns = open(a->host_ns ? a->host_ns : "/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (ns < 0 || pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "start the agent");
-        pid = fork();
-        if (pid == 0) {
-                char *argv[] = { (char *)"kubemount", (char *)"agent", (char *)"--state-dir", a->state_dir,
-                                 (char *)"--idle-exit", idle, NULL };
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-                if (setns(ns, CLONE_NEWNS) < 0 || setsid() < 0 || null < 0)
-                        _exit(1);
-                if (fork() != 0)
-                        _exit(0); /* the agent is nobody's child but init's */
-                snprintf(idle, sizeof(idle), "%d", AGENT_IDLE_EXIT_S);
-                snprintf(ready_env, sizeof(ready_env), "%d", fds[1]);
-                setenv("KUBEMOUNT_READY_FD", ready_env, 1);
-                (void)fcntl(fds[1], F_SETFD, 0);
-                dup2(null, 0), dup2(null, 1), dup2(null, 2);
-                syscall(SYS_execveat, bin, "", argv, environ, AT_EMPTY_PATH);
-                _exit(127);
-        }
-        close(fds[1]);
-        if (pid > 0)
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
-        struct pollfd p = { .fd = fds[0], .events = POLLIN };
-        char c = 0;
-        /* "1" once it listens; EOF if it died or lost the race to another agent (which then serves us). */
-        if (poll(&p, 1, AGENT_START_TIMEOUT_MS) == 1)
-                (void)!read(fds[0], &c, 1);
-        close(fds[0]);
-        return 0;
-}
-
 static int agent_connect(struct km_agent *a, struct km_error *err) {
         struct connect_args c = { a->state_dir, -EBADF, false };
         int r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
 
         if ((r == -ENOENT || r == -ECONNREFUSED) && c.host_pidns) {
-                r = agent_spawn(a, err);
-                if (r >= 0)
-                        r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
+                r = agent_spawn(a->state_dir, a->host_ns, err);
+                if (r < 0)
+                        return r; /* err says why: a missing binary is not a missing socket */
+                r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
         }
         if (r == -ENOENT || r == -ECONNREFUSED)
                 return km_error_set_plain(err, r,
@@ -435,8 +389,9 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
         sock = agent_connect(a, err);
         if (sock < 0)
                 return sock;
-        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
-                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime);
+        req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
+                        "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime, "kubelet_dir",
+                        v->kubelet_dir);
         if (!req)
                 return -ENOMEM;
         r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
@@ -449,7 +404,14 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
 
 KM_EXPORT int km_vcs_run_fds(struct km_agent *a, const struct km_vcs *v, const int fds[3], int *exit_status,
                              struct km_error *err) {
-        return run_request(a, v, false, fds, exit_status, NULL, err);
+        _cleanup_(stdio_relay_stop) struct stdio_relay relay = STDIO_RELAY_INIT;
+        /* A terminal of ours goes through a pipe (THREATS 28); the relay starts before we connect,
+         * so that it never holds the agent's socket. */
+        int r = stdio_relay_start(&relay, fds);
+
+        if (r < 0)
+                return km_error_set(err, r, "run: a pipe for the terminal");
+        return run_request(a, v, false, relay.fds, exit_status, NULL, err);
 }
 
 KM_EXPORT int km_vcs_start(struct km_agent *a, const struct km_vcs *v, char **ret_name, struct km_error *err) {
@@ -517,8 +479,8 @@ KM_EXPORT int km_vcs_run(struct km_agent *a, const struct km_vcs *v, char **outp
         return with_output(run_fn, &ra, output, size, err);
 }
 
-KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const *argv, char *const *env,
-                              const char *cwd, bool tty, const int fds[3], int *exit_status, struct km_error *err) {
+static int exec_request(struct km_agent *a, const char *name, char *const *argv, char *const *env, const char *cwd,
+                        bool tty, const int fds[3], int *exit_status, struct km_error *err) {
         _cleanup_close_ int sock = agent_connect(a, err);
         _cleanup_json_ json_t *req = json_pack("{s:s, s:s, s:[], s:s?, s:b}", "op", "exec", "name", name, "args", "cwd",
                                                cwd, "tty", tty);
@@ -559,6 +521,18 @@ KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const 
         if (r >= 0 && exit_status)
                 *exit_status = exit_status_of(m);
         return r;
+}
+
+KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const *argv, char *const *env,
+                              const char *cwd, bool tty, const int fds[3], int *exit_status, struct km_error *err) {
+        _cleanup_(stdio_relay_stop) struct stdio_relay relay = STDIO_RELAY_INIT;
+        /* Without -t a terminal of ours goes through a pipe (THREATS 28), relayed by a child
+         * started before we connect; with -t the command gets a terminal of its own. */
+        int r = tty ? 0 : stdio_relay_start(&relay, fds);
+
+        if (r < 0)
+                return km_error_set(err, r, "exec: a pipe for the terminal");
+        return exec_request(a, name, argv, env, cwd, tty, tty ? fds : relay.fds, exit_status, err);
 }
 
 static int exec_fn(void *u, const int fds[3], struct km_error *err) {

@@ -90,7 +90,7 @@ int run_env(char *const argv[], char **envp, int out_fd);
 int run_fds(char *const argv[], char **envp, int out_fd, int err_fd);
 /* The absolute path of a program in $PATH (malloc'ed), or NULL. */
 char *find_program(const char *name);
-/* base with the entries a and b added (a new array; the strings of base are shared). */
+/* base with the entries a and b (if not NULL) added (a new array; the strings of base are shared). */
 char **env_with(char **base, const char *a, const char *b);
 bool run_ok(char *const argv[]);
 char *capture(char *const argv[], char **envp);

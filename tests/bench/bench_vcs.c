@@ -269,7 +269,7 @@ static bool write_config(const char *dir, json_t *config) {
 bool vcs_setup(void) {
         char *spec_argv[] = { (char *)km(), (char *)"run", (char *)"--rootfs", (char *)opt.rootfs,
                               (char *)"--print-spec", (char *)"--", (char *)"true", NULL };
-        char e1[700], e2[128];
+        char e1[700], e2[128], e3[4200];
         char *text;
         json_t *config;
         double t;
@@ -292,6 +292,9 @@ bool vcs_setup(void) {
         snprintf(e1, sizeof(e1), "KUBEMOUNT_STATE_DIR=%s", state_dir);
         snprintf(e2, sizeof(e2), "KUBEMOUNT_CGROUP_PARENT=%s", cg_parent);
         env_vcs = env_with(env_plain, e1, e2); /* env_plain: KUBEMOUNT_HOST_MOUNT_NS=A too */
+        /* The agent that run starts is the installed kubemount unless named: this build's. */
+        snprintf(e3, sizeof(e3), "KUBEMOUNT_AGENT_BINARY=%s", km());
+        env_vcs = env_with(env_vcs, e3, NULL);
         CRUN = find_program("crun");
         RUNC = find_program("runc");
         if (!CRUN)

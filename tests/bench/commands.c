@@ -175,6 +175,6 @@ char **env_with(char **base, const char *a, const char *b) {
                 abort();
         memcpy(e, base, n * sizeof(char *));
         e[n] = strdup(a);
-        e[n + 1] = strdup(b);
+        e[n + 1] = b ? strdup(b) : NULL;
         return e;
 }

@@ -4,11 +4,12 @@
  * under a scratch dir, then unpack_remove_tree of that root.
  *
  * Invariants: a failure is a negative errno with a message starting
- * "layer: "; the limits hold (entries, bytes); the root holds no device
- * node and no setuid/setgid bit; unpack_remove_tree removes the root
- * entirely; and the canary file and directory next to the root - what a
- * "../", absolute path, symlink or hard link escape would hit - keep their
- * inode, link count, mode, size and contents, with nothing added beside them.
+ * "layer: "; the limits hold (entries, bytes, the image's budget after the
+ * layers before); the root holds no device node and no setuid/setgid bit;
+ * unpack_remove_tree removes the root entirely; and the canary file and
+ * directory next to the root - what a "../", symlink or hard link escape, or
+ * an absolute path taken as the host's, would hit - keep their inode, link
+ * count, mode, size and contents, with nothing added beside them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -99,7 +100,11 @@ static int check_node(const char *path, const struct stat *st, int flag, struct 
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static const struct unpack_limits lim = {.max_bytes = 8 << 20, .max_entries = 2000, .max_file = 4 << 20};
+        static const struct unpack_limits lim = {.max_bytes = 8 << 20,
+                                                 .max_entries = 2000,
+                                                 .max_file = 4 << 20,
+                                                 .max_image_bytes = 7 << 20,
+                                                 .image_bytes_before = 1 << 20};
         struct unpack_stats stats = {};
         struct km_error err = {};
         int fd, rootfd, r;
@@ -120,7 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check(r <= 0);
         if (r < 0)
                 check(err.code == r && strncmp(err.message, "layer: ", 7) == 0);
-        check(stats.entries <= lim.max_entries + 1 && stats.bytes <= lim.max_bytes);
+        check(stats.entries <= lim.max_entries + 1 && stats.bytes <= lim.max_bytes &&
+              stats.bytes <= lim.max_image_bytes - lim.image_bytes_before);
         (void)nftw(root, check_node, 16, FTW_PHYS | FTW_MOUNT);
 
         close(rootfd);

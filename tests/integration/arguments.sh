@@ -11,8 +11,8 @@ node_sandbox "$@"
 node_up
 T=$KUBELET_DIR/pods/uid-1/volumes/v
 mkdir -p "$T"
-have_strace=0
-command -v strace >/dev/null && have_strace=1
+need_tools strace
+have_strace=1
 
 # rejected DESC WHY-ERE ARGS...: kubemount ARGS exits 1 with one line saying
 # WHY, the host's mount table is unchanged, and (with strace) kubemount
@@ -89,7 +89,7 @@ if ((have_strace)); then
         is "$(grep -c execve "$KM_SCRATCH/strace")" 1 "a tmpfs mount execs nothing (no shell, no helper)"
         "$KUBEMOUNT" umount "$T"
 else
-        skip "a tmpfs mount execs nothing" "strace is not installed"
+        not_ok "a tmpfs mount execs nothing: strace is not installed"
 fi
 
 node_down "argument injection"

@@ -7,8 +7,8 @@
 # dir), and squashfuse.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
-command -v bindfs >/dev/null || skip_all "bindfs is not installed"
-[[ -c /dev/fuse ]] || skip_all "no /dev/fuse"
+need_tools bindfs squashfuse mksquashfs
+[[ -c /dev/fuse ]] || bail_out "no /dev/fuse (modprobe fuse)"
 
 km() { "$KUBEMOUNT" "$@"; }
 # is_corrupted PATH: kubemount is-mountpoint exits 3 (in RC, OUT, ERR).
@@ -83,7 +83,7 @@ if command -v squashfuse >/dev/null && command -v mksquashfs >/dev/null; then
         mksquashfs "$S" "$NODE/volume.squashfs" -quiet -noappend >/dev/null
         dead_daemon_case squashfuse squashfuse -f "$NODE/volume.squashfs" "$M"
 else
-        skip "squashfuse" "squashfuse or mksquashfs is not installed"
+        not_ok "squashfuse: squashfuse or mksquashfs is not installed"
 fi
 
 # Known gap: is-mountpoint asks statx(2) without AT_STATX_FORCE_SYNC, so

@@ -7,8 +7,8 @@
 # running.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
-command -v bindfs >/dev/null || skip_all "bindfs is not installed"
-[[ -c /dev/fuse ]] || skip_all "no /dev/fuse"
+need_tools bindfs
+[[ -c /dev/fuse ]] || bail_out "no /dev/fuse (modprobe fuse)"
 
 km() { timeout 20 "$KUBEMOUNT" "$@"; }
 # Another request on another target must finish quickly.

@@ -10,39 +10,26 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
 
-command -v bindfs >/dev/null || skip_all "bindfs is not installed"
-[[ -x ${NSENTER_COMPAT:-} ]] || skip_all "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
-[[ -x /sbin/mount.fuse || -x /usr/sbin/mount.fuse ]] || skip_all "mount.fuse (fuse3) is not installed"
-if [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]]; then CG2=/sys/fs/cgroup; else CG2=/sys/fs/cgroup/unified; fi
-[[ -w $CG2/cgroup.procs ]] || skip_all "no writable cgroup v2 hierarchy"
+need_tools bindfs pgrep "${CGROUP_RIVAL:-cgroup-rival}"
+[[ -x ${NSENTER_COMPAT:-} ]] || bail_out "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
+[[ -x /sbin/mount.fuse || -x /usr/sbin/mount.fuse ]] || need_tools mount.fuse
 
 node_up
 V=$KUBELET_DIR/pods/uid-1/volumes/kubernetes.io~csi
 mkdir -p "$V"/{src,vol,vol2}
 echo "served by bindfs" >"$V/src/data"
 # The kubelet's cgroups, like a container runtime makes them.
-KCG=(km-test-kubelet-$$)
-mkdir "$CG2/${KCG[0]}"
-if [[ ! -f $CG2/${KCG[0]}/cgroup.kill ]]; then
-        rmdir "$CG2/${KCG[0]}"
-        skip_all "cgroup.kill is not available (Linux < 5.14)"
-fi
-V1PIDS=/sys/fs/cgroup/pids
-[[ -d $V1PIDS && $(stat -fc %T $V1PIDS) == cgroupfs ]] && mkdir "$V1PIDS/${KCG[0]}" || V1PIDS=""
+test_cgroup kubelet
 
 # run_kubelet CMD: CMD in the kubelet container, inside the kubelet's cgroups, then it idles.
 run_kubelet() {
         # shellcheck disable=SC2016 # expanded by the container's sh
         spawn --in kubelet sh -c 'echo $$ >"$1/cgroup.procs"; [ -n "$2" ] && echo $$ >"$2/cgroup.procs"; shift 2
                 "$@" >/tmp/out 2>&1; echo "exit $?" >>/tmp/out; exec sleep infinity' sh \
-                "$CG2/${KCG[0]}" "${V1PIDS:+$V1PIDS/${KCG[0]}}" "$@"
+                "$TEST_CG" "$TEST_CG_V1" "$@"
 }
-kill_kubelet_cgroups() {
-        echo 1 >"$CG2/${KCG[0]}/cgroup.kill"
-        [[ -n $V1PIDS ]] && xargs -r kill -KILL <"$V1PIDS/${KCG[0]}/cgroup.procs"
-        wait_for 5 test ! -s "$CG2/${KCG[0]}/cgroup.procs"
-}
-daemon_of() { pgrep -f "bindfs.*$1" | head -n1; }
+# The daemon itself (its argv starts with bindfs), not a shell or kubemount with bindfs in theirs.
+daemon_of() { pgrep -f "^bindfs .*$1( |$)" | head -n1; }
 # The shim at its build path inside the kubelet container too.
 SHIM_DIR=$(dirname "$(realpath "$NSENTER_COMPAT")")
 # shellcheck disable=SC2016 # expanded by the container's sh
@@ -69,11 +56,11 @@ for via in kubemount nsenter; do
         [[ -n $daemon ]] && node_track "$daemon"
         cg=$(grep '^0::' "/proc/$daemon/cgroup" 2>/dev/null)
         like "$cg" "/$KUBEMOUNT_CGROUP_PARENT/mount-" "[$via] the daemon is in a cgroup of its own ($cg)"
-        unlike "$cg" "${KCG[0]}" "[$via] ... not in the kubelet's"
+        unlike "$cg" "km-test-kubelet" "[$via] ... not in the kubelet's"
 
-        kill_kubelet_cgroups
-        check_fails "[$via] every process of the kubelet's cgroup is gone" kill -0 "$kubelet"
+        check "[$via] every process of the kubelet's cgroup is gone" cgroup_kill "$TEST_CG" "$TEST_CG_V1"
         wait "$kubelet" 2>/dev/null
+        is "$?" 137 "[$via] ... the kubelet's own process died of SIGKILL"
         check "[$via] the FUSE daemon survived" kill -0 "$daemon"
         is "$(cat "$T/data" 2>&1)" "served by bindfs" "[$via] the volume keeps serving reads"
 
@@ -84,8 +71,73 @@ for via in kubemount nsenter; do
         check "[$via] ... and kubemount umount cleans it" "$KUBEMOUNT" umount "$T"
 done
 
-rmdir "$CG2/${KCG[0]}"
-[[ -n $V1PIDS ]] && rmdir "$V1PIDS/${KCG[0]}"
+check "the kubelet's cgroups can go" rmdir "$TEST_CG" ${TEST_CG_V1:+"$TEST_CG_V1"}
+
+# ---- the daemon's cgroups when other kubemounts mount at the same time ----
+# Each kubemount that starts a FUSE helper removes the empty mount-* groups
+# next to its own, and another one may be between making its group and
+# entering it.  Every daemon must land in a group of its own all the same,
+# in every hierarchy, without a warning.
+# daemon_cgroups_ok T DESC: the daemon of T is in kubemount's groups (v2, and v1 pids where mounted).
+daemon_cgroups_ok() {
+        local d cg want="/$KUBEMOUNT_CGROUP_PARENT/mount-"
+        d=$(daemon_of "$1")
+        cg=$(grep -E '^0::|^[0-9]+:pids:' "/proc/${d:-0}/cgroup" 2>/dev/null)
+        if [[ -n $d && $cg == *"0::$want"* && ( -z $TEST_CG_V1 || $cg == *":pids:$want"* ) ]]; then ok "$2"; else
+                not_ok "$2"
+                diag "daemon ${d:-(none)}: ${cg//$'\n'/ }"
+        fi
+}
+# N mounts at once, as a kubelet mounts a pod's volumes.
+N=8
+for i in $(seq 1 $N); do mkdir -p "$V/par$i"; done
+pids=()
+for i in $(seq 1 $N); do
+        "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/par$i" 2>"$KM_SCRATCH/par$i.err" &
+        pids+=($!)
+done
+wait "${pids[@]}"
+for i in $(seq 1 $N); do
+        daemon_cgroups_ok "$V/par$i" "$N mounts at once, #$i: its daemon is in a group of its own"
+        is "$(<"$KM_SCRATCH/par$i.err")" "" "... no warning"
+done
+for i in $(seq 1 $N); do "$KUBEMOUNT" umount "$V/par$i"; done
+# The worst moment, every time: cgroup-rival removes each mount-* group the
+# moment it appears, as another kubemount's clean-up may.
+dirs=()
+for d in /sys/fs/cgroup /sys/fs/cgroup/*/; do
+        [[ $(stat -fc %T "$d") == cgroup* ]] && dirs+=("${d%/}/$KUBEMOUNT_CGROUP_PARENT")
+done
+mkdir -p "${dirs[@]}"
+"${CGROUP_RIVAL:-cgroup-rival}" "${dirs[@]}" >"$KM_SCRATCH/rival" 2>&1 &
+rival=$!
+wait_for 5 grep -qx ready "$KM_SCRATCH/rival" || bail_out "cgroup-rival did not start: $(<"$KM_SCRATCH/rival")"
+for i in $(seq 1 10); do
+        mkdir -p "$V/rival$i"
+        run "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/rival$i"
+        daemon_cgroups_ok "$V/rival$i" "with a rival's clean-up, mount #$i: its daemon is in a group of its own"
+        is "$RC:$ERR" "0:" "... exit 0, no warning"
+done
+kill "$rival"
+wait "$rival" 2>/dev/null
+took=$(grep -c '^took' "$KM_SCRATCH/rival")
+check "... the rival did take groups ($took)" test "$took" -gt 0
+for i in $(seq 1 10); do "$KUBEMOUNT" umount "$V/rival$i"; done
+
+# A daemon that cannot get a group of its own is said, through the shim too
+# (a cgroup file as the parent: no group can be made below it).
+for via in kubemount nsenter; do
+        mkdir -p "$V/nogroup-$via"
+        if [[ $via == kubemount ]]; then
+                run env KUBEMOUNT_CGROUP_PARENT=cgroup.procs "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/nogroup-$via"
+        else
+                run env KUBEMOUNT_CGROUP_PARENT=cgroup.procs KUBEMOUNT_KUBELET_DIR="$KUBELET_DIR" \
+                        "$NSENTER_COMPAT" --mount=/proc/1/ns/mnt -- /bin/mount -t fuse.bindfs "$V/src" "$V/nogroup-$via"
+        fi
+        is "$RC" 0 "[$via] a daemon without a group of its own: the mount is made"
+        like "$ERR" "warning: .*cgroup" "[$via] ... and a warning says so"
+        "$KUBEMOUNT" umount "$V/nogroup-$via"
+done
 node_down "fuse survival"
 km_cgroups_remove
 check_fails "kubemount's daemon cgroups are gone" ls -d "$CG2/$KUBEMOUNT_CGROUP_PARENT"

@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 node_sandbox "$@"
 
 PROG=${HOSTNS_THREADS:-}
-[[ -n $PROG && -x $PROG ]] || skip_all "no hostns-threads binary: set HOSTNS_THREADS (meson test sets it)"
+[[ -n $PROG && -x $PROG ]] || bail_out "no hostns-threads binary: set HOSTNS_THREADS (meson test sets it)"
 
 node_up --no-kubelet
 D=$KUBELET_DIR/pods/uid-1/volumes/threads

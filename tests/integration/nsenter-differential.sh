@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 node_sandbox "$@"
 
 need_nsenter_pair
-command -v perl >/dev/null || skip_all "perl is not installed (used to tell an exit status from a signal)"
+need_tools perl # tells an exit status from a signal
 
 node_up
 pod_up a

@@ -23,8 +23,9 @@ node_sandbox "$@"
 need_nsenter_pair
 SHIM=$(realpath "$SHIM")
 SHIM_DIR=$(dirname "$SHIM")
-have_strace=0
-command -v strace >/dev/null && have_strace=1
+# The real systemd-run is a control: it fails here (not booted with systemd).
+need_tools strace systemd-run
+have_strace=1
 
 node_up
 pod_up a
@@ -103,7 +104,7 @@ if ((have_strace)); then
         is "$EXECS/$SHIM_EXECS" 0/1 "the umount too: no exec of /bin/umount"
         check_fails "... and it is gone" is_mounted host "$V"
 else
-        skip "mounts go through kubemount (no exec of /bin/mount)" "strace is not installed"
+        not_ok "mounts go through kubemount (no exec of /bin/mount): strace is not installed"
 fi
 
 # ---- bind mounts ---------------------------------------------------------------

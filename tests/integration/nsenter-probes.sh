@@ -18,9 +18,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 node_sandbox "$@"
 
 need_nsenter_pair
-for tool in findmnt realpath stat; do
-        command -v "$tool" >/dev/null || skip_all "$tool is not installed"
-done
+need_tools findmnt realpath stat strace bindfs
+[[ -c /dev/fuse ]] || bail_out "no /dev/fuse (modprobe fuse)"
 
 node_up --no-kubelet
 D=$KM_SCRATCH/probes
@@ -151,7 +150,7 @@ if ((have_fuse)); then
         probe_all "a FUSE mount (bindfs)" "$P/fuse"
         probe_all "a dir in a FUSE mount" "$P/fuse/inner"
 else
-        skip "a FUSE mount (bindfs)" "bindfs or /dev/fuse is missing"
+        not_ok "a FUSE mount (bindfs): bindfs did not mount $P/fuse"
 fi
 # The same probes by absolute path, as some callers run them.
 same "findmnt by path (/usr/bin/findmnt)" /usr/bin/findmnt -o target,fstype --noheadings --first-only --target "$SPACES"
@@ -243,7 +242,7 @@ if command -v strace >/dev/null; then
         # Control: a case left to the real tool is seen to exec it.
         is "$(execs realpath -e "$P/dangling")" 3 "control: realpath -e on a dangling link execs realpath"
 else
-        skip "the shim execs nothing for the common probes" "strace is not installed"
+        not_ok "the shim execs nothing for the common probes: strace is not installed"
 fi
 
 if ((have_fuse)); then

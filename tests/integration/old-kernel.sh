@@ -6,6 +6,8 @@
 # KUBEMOUNT_COMPAT=old-kernel: identical stdout, stderr and exit status.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
+need_tools bindfs strace
+[[ -c /dev/fuse ]] || bail_out "no /dev/fuse (modprobe fuse)"
 
 # same DESC ARGS...: kubemount ARGS with new APIs and with the fallbacks.
 same() {
@@ -68,7 +70,7 @@ if command -v bindfs >/dev/null && [[ -c /dev/fuse ]]; then
         mp_case "of a dead FUSE mount" "$P/fuse" 3
         umount "$P/fuse"
 else
-        skip "is-mountpoint of a dead FUSE mount" "bindfs or /dev/fuse missing"
+        not_ok "is-mountpoint of a dead FUSE mount: bindfs or /dev/fuse missing"
 fi
 
 # refs: a tmpfs and two binds of it.
@@ -143,7 +145,7 @@ if command -v strace >/dev/null; then
         else ok "with KUBEMOUNT_COMPAT=old-kernel, no statx(STATX_MNT_ID*)"; fi
         node_down "strace"
 else
-        skip "the fallbacks are taken" "strace is not installed"
+        not_ok "the fallbacks are taken: strace is not installed"
 fi
 
 # Mounting on each kernel level: 6.x (new mount API), 5.4 (open_tree/fsopen,

@@ -8,8 +8,7 @@
 # container.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 node_sandbox "$@"
-command -v python3 >/dev/null || { echo "Bail out! python3 is not installed (JSON checks)"; exit 1; }
-command -v bindfs >/dev/null || { echo "Bail out! bindfs is not installed (a corrupted FUSE mount)"; exit 1; }
+need_tools python3 bindfs
 [[ -c /dev/fuse ]] || { echo "Bail out! no /dev/fuse (a corrupted FUSE mount)"; exit 1; }
 
 node_up

@@ -29,10 +29,8 @@ registry_private_net "$@"
 node_sandbox "$@"
 
 PULL=${REGISTRY_PULL:-}
-[[ -n $PULL && -x $PULL ]] || skip_all "no registry-pull binary: set REGISTRY_PULL (meson test sets it)"
-for tool in docker-registry skopeo umoci openssl python3 curl htpasswd sha256sum; do
-        command -v "$tool" >/dev/null || skip_all "$tool is not installed"
-done
+[[ -n $PULL && -x $PULL ]] || bail_out "no registry-pull binary: set REGISTRY_PULL (meson test sets it)"
+need_tools docker-registry skopeo umoci openssl python3 curl htpasswd sha256sum busybox
 [[ ${KM_REGISTRY_NETNS:-} == 1 ]] || diag "no private network namespace: servers listen on 127.0.0.1 only"
 
 node_up --no-kubelet --private

@@ -9,7 +9,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
-[[ -f $LAYOUT/index.json ]] || skip_all "no $LAYOUT (scripts/build-images fuse-tools makes it)"
+[[ -f $LAYOUT/index.json ]] || bail_out "no $LAYOUT (scripts/build-images fuse-tools makes it; scripts/test runs it)"
 node_sandbox "$@"
 
 node_up

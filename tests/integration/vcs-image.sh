@@ -3,17 +3,16 @@
 # VCS images end to end through the CLI: `kubemount image import` of a root
 # filesystem tarball, of an OCI layout (oci:DIR:NAME) and of an OCI archive;
 # `kubemount pull` from a real docker-registry on loopback (by tag and by
-# digest; two pulls at once); `images`, `run --image` (the image's Cmd as the
-# default command), `rmi` sparing a live container's root filesystem.
+# digest; two pulls at once; the image size limit); `images`, `run --image`
+# (the image's Cmd as the default command), `rmi` sparing a live container's
+# root filesystem.
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh" || { echo "Bail out! cannot load tests/lib/registry.sh"; exit 1; }
 registry_private_net "$@"
 node_sandbox "$@"
-for tool in docker-registry skopeo umoci; do
-        command -v "$tool" >/dev/null || skip_all "$tool is not installed (scripts/deps installs it)"
-done
+need_tools docker-registry skopeo umoci openssl python3 curl
 
 node_up --no-kubelet
 vcs_setup
@@ -62,6 +61,13 @@ is "$RC:$OUT" "0:pulled-ok" "run --image of the pulled image"
 check "pull by digest" km pull --insecure-registry "$REGISTRY" "$REGISTRY/vcs/pulled@$digest"
 run km pull --insecure-registry "$REGISTRY" "$REGISTRY/vcs/pulled@sha256:$(printf '0%.0s' {1..64})"
 is "$RC" 1 "pull of a digest the registry does not have: exit 1"
+
+# The image size limit holds for pulls too: refused on what the manifest declares, before any layer is fetched.
+rm -rf "$KUBEMOUNT_STORE_DIR"
+run km pull --insecure-registry "$REGISTRY" --max-image-size 1M "$REGISTRY/vcs/pulled:1"
+is "$RC" 1 "pull --max-image-size 1M of an image with a 2 MB layer: refused"
+like "$ERR" "over the image size limit of 1048576 bytes" "... and says so"
+is "$(find "$KUBEMOUNT_STORE_DIR/blobs/sha256" -type f -size +100k | wc -l)" 0 "... before fetching its layer"
 
 # Two pulls of the same image at once: both succeed, the store stays whole.
 rm -rf "$KUBEMOUNT_STORE_DIR"

@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
-command -v mksquashfs >/dev/null || skip_all "mksquashfs (squashfs-tools) is not installed"
+need_tools mksquashfs
 node_up --no-kubelet
 pod_up a
 vcs_setup

@@ -11,6 +11,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
+need_tools runc
 
 node_up --no-kubelet
 vcs_setup
@@ -204,7 +205,7 @@ if command -v runc >/dev/null; then
         run vcs_run --runtime runc -- sh -c 'echo via-runc; exit 4'
         is "$RC:$OUT" "4:via-runc" "--runtime runc: output and status"
 else
-        skip "--runtime runc" "runc is not installed"
+        not_ok "--runtime runc: runc is not installed"
 fi
 
 is "$(vcs_agent_pids)" "${agents:-(none)}" "the agent is still the one that was started on demand"

@@ -13,8 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
-if [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]]; then CG2=/sys/fs/cgroup; else CG2=/sys/fs/cgroup/unified; fi
-[[ -w $CG2/cgroup.procs ]] || skip_all "no writable cgroup v2 hierarchy"
+cgroup_v2
 
 node_up
 pod_up a
@@ -39,26 +38,14 @@ is "$(in_kubelet readlink /rootfs/proc/1/ns/mnt)" "$(readlink /proc/1/ns/mnt)" \
         "sanity: /rootfs/proc/1/ns/mnt in the kubelet container is the host namespace"
 
 # The kubelet's cgroups, like a container runtime makes them.
-KCG=km-test-kubelet-$$
-mkdir "$CG2/$KCG"
-if [[ ! -f $CG2/$KCG/cgroup.kill ]]; then
-        rmdir "$CG2/$KCG"
-        skip_all "cgroup.kill is not available (Linux < 5.14)"
-fi
-V1PIDS=/sys/fs/cgroup/pids
-[[ -d $V1PIDS && $(stat -fc %T $V1PIDS) == cgroupfs ]] && mkdir "$V1PIDS/$KCG" || V1PIDS=""
+test_cgroup kubelet
 
 # run_kubelet CMD: CMD in the kubelet container, in the kubelet's cgroups and
 # a pid namespace of its own (unshare's child is its PID 1), then it idles.
 run_kubelet() {
         spawn --in kubelet sh -c 'echo $$ >"$1/cgroup.procs"; [ -n "$2" ] && echo $$ >"$2/cgroup.procs"; shift 2
                 exec unshare --pid --fork --kill-child -- sh -c "\"\$@\" >/tmp/out 2>&1; echo \"exit \$?\" >>/tmp/out; exec sleep infinity" sh "$@"' \
-                sh "$CG2/$KCG" "${V1PIDS:+$V1PIDS/$KCG}" "$@"
-}
-kill_kubelet_cgroups() {
-        echo 1 >"$CG2/$KCG/cgroup.kill"
-        [[ -n $V1PIDS ]] && xargs -r kill -KILL <"$V1PIDS/$KCG/cgroup.procs"
-        wait_for 5 test ! -s "$CG2/$KCG/cgroup.procs"
+                sh "$TEST_CG" "$TEST_CG_V1" "$@"
 }
 
 run_kubelet timeout 30 "$KUBEMOUNT" --host-mount-ns /rootfs/proc/1/ns/mnt run --detach --name kvcs --rootfs "$ROOTFS" \
@@ -77,12 +64,12 @@ check "ps (host): kvcs is running with a live PID 1 ($vpid)" kill -0 "$vpid"
 # unshare made the pid namespace its child is PID 1 of.
 kubelet_pidns=$(readlink "/proc/$kubelet/ns/pid_for_children")
 holds "the VCS container is not in the kubelet's pid namespace" test -n "$vpid" -a "$(readlink "/proc/$vpid/ns/pid")" != "$kubelet_pidns"
-holds "... nor in the kubelet's cgroup" eval '[[ -n $vpid && $(cat "/proc/$vpid/cgroup") != *"$KCG"* ]]'
+holds "... nor in the kubelet's cgroup" eval '[[ -n $vpid && $(cat "/proc/$vpid/cgroup") != *km-test-kubelet* ]]'
 holds "... nor in the kubelet's mount namespace" test -n "$vpid" -a "$(readlink "/proc/$vpid/ns/mnt")" != "$(in_kubelet readlink /proc/self/ns/mnt)"
 
-kill_kubelet_cgroups
-check_fails "every process of the kubelet's cgroup is gone" kill -0 "$kubelet"
+check "every process of the kubelet's cgroup is gone" cgroup_kill "$TEST_CG" "$TEST_CG_V1"
 wait "$kubelet" 2>/dev/null
+is "$?" 137 "... the kubelet's own process died of SIGKILL"
 check "the VCS container survived" kill -0 "$vpid"
 is "$(vcs_status kvcs)" "running" "ps: kvcs is running"
 is "$(cat "$P/k/data" 2>&1)" "served by a VCS" "host: the mount keeps serving reads"
@@ -108,8 +95,7 @@ check_fails "... gone from the kubelet" is_mounted kubelet "$P/k"
 check "rm kvcs" km rm kvcs
 
 vcs_cleanup
-rmdir "$CG2/$KCG"
-[[ -n $V1PIDS ]] && rmdir "$V1PIDS/$KCG"
+check "the kubelet's cgroups can go" rmdir "$TEST_CG" ${TEST_CG_V1:+"$TEST_CG_V1"}
 node_down "vcs survival"
 km_cgroups_remove
 done_testing

@@ -31,8 +31,15 @@
 #         namespace must be back at what node_up counted.
 #
 # TAP: ok / not_ok / is / like / unlike / check / check_fails / skip / diag,
-# plan N (or done_testing at the end), skip_all REASON; run CMD captures RC,
-# OUT, ERR; wait_for SECS CMD polls.  Setting KM_TODO marks the following
+# plan N (or done_testing at the end), skip_all REASON (only for "not
+# root"), bail_out REASON; run CMD captures RC, OUT, ERR; wait_for SECS CMD
+# polls.  need_tools TOOL... bails out when a tool is missing: a test that
+# quietly checks less is worse than a red one.
+#
+#     KM_CGROUP_LAYOUT=v2   the sandbox sees cgroup2 alone at /sys/fs/cgroup
+#         (most real nodes); unset: the machine's layout.  cgroup_v2 (CG2),
+#         test_cgroup NAME (a cgroup of the test's own, unique to the run,
+#         removed at exit), cgroup_empty DIR.  Setting KM_TODO marks the following
 # results "# TODO $KM_TODO": a known bug, the failure is expected.  Meson
 # counts a TODO that passes as an error: drop the TODO when the bug is fixed.
 
@@ -79,6 +86,23 @@ skip_all() {
         echo "1..0 # SKIP $*"
         [[ ${KM_TAP_HARNESS:-} == meson ]] && exit 0
         exit 77
+}
+# bail_out REASON: the test cannot run here; that is a failure, never a skip.
+bail_out() {
+        echo "Bail out! $*"
+        exit 1
+}
+# need_tools TOOL...: each TOOL (a command, or an absolute path) must be there.
+need_tools() {
+        local t missing=()
+        for t; do
+                if [[ $t == /* ]]; then
+                        [[ -x $t ]] || missing+=("$t")
+                else
+                        command -v "$t" >/dev/null || missing+=("$t")
+                fi
+        done
+        ((${#missing[@]} == 0)) || bail_out "missing tool${missing[1]:+s} ${missing[*]} (install: scripts/deps)"
 }
 
 # is GOT WANT DESC
@@ -157,26 +181,31 @@ _km_find_binary() {
 
 node_sandbox() {
         if [[ ${KM_IN_SANDBOX:-} != 1 ]]; then
-                local tool top rc
+                local top rc
                 ((EUID == 0)) || skip_all "integration tests need root (mount namespaces, mounts)"
-                for tool in unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk; do
-                        command -v "$tool" >/dev/null || skip_all "$tool is not installed"
-                done
+                need_tools unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk ps pgrep
                 KUBEMOUNT=$(_km_find_binary)
                 [[ -n $KUBEMOUNT && -x $KUBEMOUNT ]] ||
-                        skip_all "no kubemount binary: set KUBEMOUNT (meson test sets it)"
+                        bail_out "no kubemount binary: set KUBEMOUNT (meson test sets it)"
                 unshare --mount --pid --fork true 2>/dev/null ||
-                        skip_all "cannot create mount and pid namespaces here"
-                # The only trace left in the machine's namespace: an empty
-                # directory, removed when the sandbox is gone.
+                        bail_out "cannot create mount and pid namespaces here"
+                # The only traces left in the machine's namespace: an empty
+                # directory, removed when the sandbox is gone, and cgroups
+                # (cgroupfs is the machine's), named after it and removed too.
                 top=$(mktemp -d /tmp/kubemount-it.XXXXXX) || exit 1
                 # --kill-child: if we are killed (meson timeout), the sandbox's
-                # PID 1 dies, taking every process and mount with it.
+                # PID 1 dies, taking every process and mount with it.  In the
+                # background (stdin kept), so that a TERM is handled at once:
+                # meson sends our process group a KILL 0.5 s after its TERM.
                 KM_IN_SANDBOX=1 KM_TOP=$top KUBEMOUNT=$(realpath "$KUBEMOUNT") \
                         unshare --mount --pid --fork --mount-proc --propagation slave --kill-child \
-                        -- bash "$0" "$@"
+                        -- bash "$0" "$@" <&0 &
+                KM_SANDBOX_PID=$!
+                # shellcheck disable=SC2064 # $top now: it is a local
+                trap "_km_sandbox_killed $(printf %q "$top")" TERM INT
+                wait "$KM_SANDBOX_PID"
                 rc=$?
-                rmdir "$top" 2>/dev/null || rm -rf --one-file-system "$top"
+                _km_sandbox_gone "$top"
                 exit $rc
         fi
         # Inside: we must be the sandbox's PID 1, else /proc/1/ns/mnt would be
@@ -189,6 +218,9 @@ node_sandbox() {
                 echo "Bail out! cannot mount the sandbox's tmpfs"
                 exit 1
         }
+        _km_cgroup_layout
+        # Names this run's cgroups (km-test-NAME-ID, kubemount-test-ID).
+        KM_RUN_ID=$(basename "$KM_TOP")
         KM_SCRATCH=$KM_TOP/scratch
         mkdir -p "$KM_SCRATCH"
         KM_BIN_DIR=$(dirname "$KUBEMOUNT")
@@ -198,15 +230,60 @@ node_sandbox() {
         unset KUBEMOUNT_HOST_MOUNT_NS KUBEMOUNT_COMPAT KUBEMOUNT_KUBELET_DIR
         # Cgroups kubemount makes for FUSE daemons go under a name of this run's,
         # removed at exit (cgroupfs is the machine's: a mount namespace does not hide it).
-        export KUBEMOUNT_CGROUP_PARENT="kubemount-test-$(basename "$KM_TOP")"
+        export KUBEMOUNT_CGROUP_PARENT="kubemount-test-$KM_RUN_ID"
 }
 
-# need_nsenter_pair: SHIM (nsenter-compat) and REAL (util-linux nsenter), or skip.
+# KM_CGROUP_LAYOUT=v2 gives the sandbox the layout of most real nodes, cgroup2
+# alone at /sys/fs/cgroup (the machine's v2 hierarchy, mounted again in our
+# mount namespace; the v1 hierarchies are out of sight, their controllers
+# still apply).  Unset or "host": the machine's own layout.  Meson runs the
+# cgroup-touching tests both ways (NAME and NAME-cgroup2).
+_km_cgroup_layout() {
+        case ${KM_CGROUP_LAYOUT:-host} in
+        host) ;;
+        v2)
+                [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] && return
+                # The options of the machine's own cgroup2 mount: a mount with others would change them for all.
+                local opts
+                opts=$(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "cgroup2") { print $(i + 3); exit } }' /proc/self/mountinfo)
+                mount -t cgroup2 -o "${opts:-rw}" km-cgroup2 /sys/fs/cgroup || {
+                        echo "Bail out! KM_CGROUP_LAYOUT=v2: cannot mount cgroup2 at /sys/fs/cgroup"
+                        exit 1
+                }
+                diag "cgroup layout: cgroup2 alone at /sys/fs/cgroup (KM_CGROUP_LAYOUT=v2)"
+                ;;
+        *)
+                echo "Bail out! KM_CGROUP_LAYOUT=$KM_CGROUP_LAYOUT: want host or v2"
+                exit 1
+                ;;
+        esac
+}
+
+# need_nsenter_pair: SHIM (nsenter-compat) and REAL (util-linux nsenter), or bail out.
 need_nsenter_pair() {
         SHIM=${NSENTER_COMPAT:-}
         REAL=${REAL_NSENTER:-/usr/bin/nsenter}
-        [[ -n $SHIM && -x $SHIM ]] || skip_all "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
-        [[ -x $REAL ]] || skip_all "no util-linux nsenter at $REAL"
+        [[ -n $SHIM && -x $SHIM ]] || bail_out "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
+        need_tools "$REAL"
+}
+
+# Outside, once the sandbox is gone: what it left in the machine.  Its
+# processes died with its PID 1; their cgroups empty once reaped.
+_km_sandbox_gone() { # TOP
+        local id
+        id=$(basename "$1")
+        rmdir "$1" 2>/dev/null || rm -rf --one-file-system "$1"
+        _km_cgroups_rmdir "kubemount-test-$id" "km-test-*-$id"
+}
+# Outside, on a TERM (meson's timeout): the sandbox ends, and a cleaner in a
+# session of its own (the KILL that follows for our process group does not
+# reach it) removes what it left once its processes are gone.
+_km_sandbox_killed() { # TOP
+        kill -KILL "$KM_SANDBOX_PID" 2>/dev/null
+        setsid bash -c "$(declare -f _km_sandbox_gone _km_cgroups_rmdir)
+                while kill -0 $KM_SANDBOX_PID 2>/dev/null; do sleep 0.05; done
+                _km_sandbox_gone $(printf %q "$1")" </dev/null >/dev/null 2>&1 &
+        exit 143
 }
 
 _km_sandbox_exit() {
@@ -215,23 +292,83 @@ _km_sandbox_exit() {
         # As the sandbox's PID 1: what a failed test left running goes now, so its cgroups can go.
         (($$ == 1)) && kill -KILL -1 2>/dev/null
         km_cgroups_remove
+        _km_cgroups_rmdir "km-test-*-$KM_RUN_ID"
         umount -l "$KM_TOP" 2>/dev/null
 }
 
-# The cgroups kubemount made under $KUBEMOUNT_CGROUP_PARENT, in every hierarchy
-# (empty once their daemons are gone).
-km_cgroups_remove() {
-        local d left tries=0
+# _km_cgroups_rmdir NAME...: the cgroups NAME (glob patterns) at the top of
+# every hierarchy, with their children, once empty.
+_km_cgroups_rmdir() {
+        local d n left tries=0
         while :; do
                 left=0
-                for d in /sys/fs/cgroup/"$KUBEMOUNT_CGROUP_PARENT" /sys/fs/cgroup/*/"$KUBEMOUNT_CGROUP_PARENT"; do
-                        [[ -d $d ]] || continue
-                        find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
-                        rmdir "$d" 2>/dev/null || left=1
+                for n; do
+                        # shellcheck disable=SC2231 # n is a glob pattern
+                        for d in /sys/fs/cgroup/$n /sys/fs/cgroup/*/$n; do
+                                [[ -d $d ]] || continue
+                                find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+                                rmdir "$d" 2>/dev/null || left=1
+                        done
                 done
                 # A group empties only once its last process is reaped: wait a little for that.
                 ((left && tries++ < 50)) || break
                 sleep 0.05
+        done
+        ((!left))
+}
+
+# The cgroups kubemount made under $KUBEMOUNT_CGROUP_PARENT, in every hierarchy
+# (empty once their daemons are gone).
+km_cgroups_remove() { _km_cgroups_rmdir "$KUBEMOUNT_CGROUP_PARENT"; }
+
+# ---- cgroups of the test's own ------------------------------------------
+
+# cgroup_v2: CG2, the cgroup2 hierarchy: /sys/fs/cgroup (v2 layout) or
+# /sys/fs/cgroup/unified (hybrid); bails out without a writable one.
+cgroup_v2() {
+        for CG2 in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+                [[ $(stat -fc %T "$CG2" 2>/dev/null) == cgroup2fs && -w $CG2/cgroup.procs ]] && return
+        done
+        bail_out "no writable cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified"
+}
+
+# test_cgroup NAME: km-test-NAME-ID (ID: this run's, so that runs never share
+# one; removed at exit) in the v2 hierarchy and, where v1 pids is mounted (a
+# hybrid layout), there too, like a container runtime makes them.  Sets
+# TEST_CG (the v2 group) and TEST_CG_V1 (the v1 pids group, or "").
+test_cgroup() {
+        local v1=/sys/fs/cgroup/pids
+        cgroup_v2
+        TEST_CG=$CG2/km-test-$1-$KM_RUN_ID TEST_CG_V1=""
+        mkdir "$TEST_CG" || bail_out "cannot make the cgroup $TEST_CG"
+        [[ -f $TEST_CG/cgroup.kill ]] || bail_out "$TEST_CG has no cgroup.kill (Linux >= 5.14 needed)"
+        if [[ $(stat -fc %T "$v1" 2>/dev/null) == cgroupfs ]]; then
+                TEST_CG_V1=$v1/km-test-$1-$KM_RUN_ID
+                mkdir "$TEST_CG_V1" || bail_out "cannot make the cgroup $TEST_CG_V1"
+        fi
+}
+
+# cgroup_empty DIR...: no process in any of the groups (their cgroup.procs
+# read empty: cgroupfs files always have size 0, test -s says nothing).
+cgroup_empty() {
+        local d
+        for d; do
+                [[ -z $d || -z $(<"$d/cgroup.procs") ]] || return 1
+        done
+}
+
+# cgroup_kill DIR [V1DIR]: kills every process of a v2 group (cgroup.kill)
+# and of a v1 one (no cgroup.kill there: each process, until none is left);
+# waits up to 5 s until both are empty.
+cgroup_kill() {
+        local v2=$1 v1=${2:-} deadline=$((SECONDS + 5)) pid
+        echo 1 >"$v2/cgroup.kill" || return 1
+        until cgroup_empty "$v2" "$v1"; do
+                if [[ -n $v1 ]]; then
+                        while read -r pid; do kill -KILL "$pid" 2>/dev/null; done <"$v1/cgroup.procs"
+                fi
+                ((SECONDS < deadline)) || return 1
+                sleep 0.02
         done
 }
 

@@ -22,7 +22,7 @@
 #   /bin/busybox (busybox-static) and applet links: ROOTFS_APPLETS
 #   /usr/bin/bindfs, squashfuse, fusermount3 (not setuid) with every shared
 #     library ldd names, at the same paths, and the dynamic loader
-#   /usr/bin/probe, orphans, zombies: static test programs built from
+#   /usr/bin/probe, orphans, zombies, tiocsti: static test programs built from
 #     tests/lib/ctr/*.c (see the comment at the top of each)
 #   empty /proc /sys /dev /tmp /etc /root /run /var/lib/kubelet /mnt /srv /data
 #     (/mnt, /srv, /data and /var/lib/kubelet are mount points for --mount:
@@ -45,7 +45,7 @@ ROOTFS_APPLETS=(sh cat ls sleep true false echo mount umount mkdir id grep stat 
         readlink touch rm chmod dd nproc hostname pwd tr sed printf test tail sort uniq xargs ln cp mv
         rmdir find md5sum sha256sum timeout usleep)
 ROOTFS_FUSE_TOOLS=(bindfs squashfuse fusermount3)
-ROOTFS_PROGRAMS=(probe orphans zombies)
+ROOTFS_PROGRAMS=(probe orphans zombies tiocsti)
 ROOTFS_DIRS=(bin usr/bin usr/sbin sbin lib lib64 proc sys dev tmp etc root run var/lib/kubelet mnt srv data)
 
 _ROOTFS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -234,12 +234,14 @@ rootfs_copy() {
 # cannot be built: a test without it would say nothing.
 vcs_setup() {
         export KUBEMOUNT_STATE_DIR=$NODE/run/kubemount
+        # An agent that run starts is the installed kubemount unless named: this build's.
+        export KUBEMOUNT_AGENT_BINARY=$KUBEMOUNT
         mkdir -p "$NODE/run" || return 1
         rootfs_build || {
                 echo "Bail out! cannot build the test rootfs (tests/lib/rootfs.sh)"
                 exit 1
         }
-        command -v python3 >/dev/null || diag "python3 is missing: the --json checks will fail"
+        need_tools python3 # the --json checks
         "$KUBEMOUNT" run --help >/dev/null 2>&1 ||
                 diag "'kubemount run --help' fails: this kubemount has no containers yet, the tests below fail"
 }

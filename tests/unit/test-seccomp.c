@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 
 #include <cmocka.h>
 
@@ -239,6 +241,82 @@ static void test_default_profile_enforced(void **state) {
 
         compile_ok(j, &p);
         expect_exit_ok(run_filtered(&p, child_default_profile, &pid));
+        seccomp_program_done(&p);
+        json_decref(j);
+}
+
+/* ---- ioctl: everything but TIOCSTI and TIOCLINUX (THREATS 28) ---- */
+
+/* What the kernel makes of the request: the lower 32 bits. */
+static bool ioctl_is_denied(unsigned long request) {
+        return (uint32_t)request == TIOCSTI || (uint32_t)request == TIOCLINUX;
+}
+
+static unsigned long next_random(unsigned long *x) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17; /* xorshift64 */
+        return *x;
+}
+
+static int child_ioctl(int fd, void *data) {
+        int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave, n;
+        unsigned long x = 0x9e3779b97f4a7c15UL, checked = 0;
+        struct termios t;
+        char c = 'x', sub = 6; /* TIOCL_GETSHIFTSTATE */
+
+        (void)data;
+        CHILD_CHECK(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
+        slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        CHILD_CHECK(slave >= 0);
+        /* Terminal ioctls work, on the terminal itself too ... */
+        CHILD_CHECK(ioctl(slave, TCGETS, &t) == 0 && ioctl(slave, FIONREAD, &n) == 0 && n == 0);
+        /* ... but nothing is typed into it. */
+        errno = 0;
+        CHILD_CHECK(ioctl(slave, TIOCSTI, &c) == -1 && errno == EPERM);
+        errno = 0;
+        CHILD_CHECK(ioctl(master, TIOCSTI, &c) == -1 && errno == EPERM);
+        errno = 0;
+        CHILD_CHECK(syscall(SYS_ioctl, slave, (unsigned long)TIOCSTI | 1UL << 32, &c) == -1 && errno == EPERM);
+        errno = 0;
+        CHILD_CHECK(syscall(SYS_ioctl, slave, (unsigned long)TIOCSTI | 0xffffffff00000000UL, &c) == -1 &&
+                    errno == EPERM);
+        errno = 0;
+        CHILD_CHECK(ioctl(slave, TIOCLINUX, &sub) == -1 && errno == EPERM);
+        errno = 0;
+        CHILD_CHECK(syscall(SYS_ioctl, slave, (unsigned long)TIOCLINUX | 1UL << 40, &sub) == -1 && errno == EPERM);
+        CHILD_CHECK(ioctl(slave, FIONREAD, &n) == 0 && n == 0);
+
+        /*
+         * Every other request reaches the kernel (EBADF for fd -1), the denied
+         * ones never do: the terminal ioctl range and its neighbours, then
+         * random requests with random upper halves, and the denied ones under
+         * each of them.
+         */
+        for (unsigned long r = 0x5300; r < 0x5600; r++, checked++) {
+                errno = 0;
+                CHILD_CHECK(syscall(SYS_ioctl, -1, r, 0) == -1 && errno == (ioctl_is_denied(r) ? EPERM : EBADF));
+        }
+        for (int i = 0; i < 200000; i++, checked += 3) {
+                unsigned long r = next_random(&x), high = r & 0xffffffff00000000UL;
+
+                errno = 0;
+                CHILD_CHECK(syscall(SYS_ioctl, -1, r, 0) == -1 && errno == (ioctl_is_denied(r) ? EPERM : EBADF));
+                errno = 0;
+                CHILD_CHECK(syscall(SYS_ioctl, -1, high | TIOCSTI, 0) == -1 && errno == EPERM);
+                errno = 0;
+                CHILD_CHECK(syscall(SYS_ioctl, -1, high | (r & 0xffff0000UL) | (TIOCSTI & 0xffff), 0) == -1 &&
+                            errno == ((r & 0xffff0000UL) ? EBADF : EPERM));
+        }
+        dprintf(fd, "%lu", checked);
+        return 0;
+}
+
+static void test_default_profile_ioctl(void **state) {
+        struct seccomp_program p = {};
+        json_t *j = seccomp_default_profile();
+
+        compile_ok(j, &p);
+        expect_exit_ok(run_filtered(&p, child_ioctl, NULL));
+        test_note("default profile: ioctl TIOCSTI and TIOCLINUX EPERM, other requests pass");
         seccomp_program_done(&p);
         json_decref(j);
 }
@@ -581,6 +659,7 @@ int main(void) {
                 cmocka_unit_test(test_default_profile_lists),
                 cmocka_unit_test(test_default_profile_compiles),
                 cmocka_unit_test(test_default_profile_enforced),
+                cmocka_unit_test(test_default_profile_ioctl),
                 cmocka_unit_test(test_args_conditions_enforced),
                 cmocka_unit_test(test_skips_unknown_names_and_default_rules),
                 cmocka_unit_test(test_all_actions_compile),

@@ -245,6 +245,11 @@ static void test_reject_each_field(void **state) {
         expect_reject("root", NULL, -EINVAL, "root: is required");
         expect_reject("root.path", NULL, -EINVAL, "root.path: is required");
         expect_reject("root.path", "''", -EINVAL, "root.path: is empty");
+        expect_reject("annotations", "[]", -EINVAL, "annotations: must be an object");
+        expect_reject("annotations", "{'io.kubemount.rootfs-layer': 'aufs'}", -EINVAL,
+                      "annotations.io.kubemount.rootfs-layer: must be \"overlay\"");
+        expect_reject("annotations", "{'io.kubemount.rootfs-layer': true}", -EINVAL,
+                      "annotations.io.kubemount.rootfs-layer: must be a string");
         /* process */
         expect_reject("process.args", NULL, -EINVAL, "process.args: must hold a non-empty command");
         expect_reject("process.args", "['']", -EINVAL, "process.args: must hold a non-empty command");
@@ -620,6 +625,7 @@ static void check_spec_is_inputs(const struct container_spec *s, const struct vc
                 assert_null(s->hostname); /* the node's own name */
         assert_string_equal(s->root_path, in->rootfs);
         assert_true(s->root_readonly == in->rootfs_readonly && s->terminal == in->terminal);
+        assert_true(s->root_overlay == in->rootfs_layer);
         assert_true(s->uid == 0 && s->gid == 0 && s->n_additional_gids == 0 && s->no_new_privileges);
         assert_true(s->cap_bounding == spec_vcs_capabilities() && s->cap_effective == s->cap_bounding &&
                     s->cap_permitted == s->cap_bounding && s->cap_inheritable == 0 && s->cap_ambient == 0);
@@ -713,6 +719,9 @@ static void test_generate_round_trip(void **state) {
         in.binds = binds + 1; /* no shared bind: rslave root */
         in.n_binds = 2;
         check_round_trip(&in);
+        in.rootfs_layer = true; /* an image's tree: a writable layer of its own */
+        check_round_trip(&in);
+        in.rootfs_layer = false;
 
         /* The override keeps the default's place; the last FOO wins. */
         j = spec_generate_vcs(&in, &err);

@@ -597,6 +597,20 @@ static void test_container_remove(void **state) {
         assert_non_null(strstr(err.message, "containers/deep/sub: rmdir"));
         assert_int_equal(fstatat(sfd, "containers/deep/sub/file", &st, 0), 0);
 
+        /* A container's writable layer (overlay.h) goes whole; links in it are not followed. */
+        cfd = state_container_dir(sfd, "lay", true, &err);
+        assert_true(cfd >= 0);
+        assert_int_equal(mkdirat(cfd, "layer", 0700), 0);
+        assert_int_equal(mkdirat(cfd, "layer/upper", 0755), 0);
+        assert_int_equal(mkdirat(cfd, "layer/upper/bin", 0755), 0);
+        put_file(cfd, "layer/upper/bin/mount.nfs", "x", 1);
+        assert_int_equal(symlinkat(outside, cfd, "layer/upper/out"), 0);
+        assert_int_equal(mkdirat(cfd, "layer/work", 0700), 0);
+        close(cfd);
+        assert_int_equal(state_container_remove(sfd, "lay", &err), 0);
+        assert_int_equal(fstatat(sfd, "containers/lay", &st, AT_SYMLINK_NOFOLLOW), -1);
+        assert_int_equal(fstatat(ofd, "tdir/inner", &st, 0), 0);
+
         close(ofd);
         free(outside);
         close(sfd);

@@ -23,43 +23,12 @@
 #include "digest.h"
 #include "store.h"
 #include "test-helpers.h"
+#include "store-fixture.h"
 
 /* ---- helpers ---- */
 
-static char *base, *store_dir; /* a fresh temp dir and BASE/store (not created by setup) */
-
 static int setup(void **state) {
-        base = test_mkdtemp();
-        assert_true(asprintf(&store_dir, "%s/store", base) > 0);
-        return 0;
-}
-
-/* Image dirs may be 0555: made writable on the way in, removed on the way out. */
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        (void)(type == FTW_D ? chmod(path, 0700) : remove(path));
-        return 0;
-}
-
-static int teardown(void **state) {
-        nftw(base, rm_entry, 16, FTW_PHYS);
-        nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        free(store_dir);
-        free(base);
-        return 0;
-}
-
-/* STORE/... formatted into one of 8 rotating static buffers. */
-__attribute__((format(printf, 1, 2))) static const char *P(const char *fmt, ...) {
-        static char bufs[8][PATH_MAX + 64];
-        static unsigned next;
-        char *b = bufs[next++ % 8], rel[PATH_MAX];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(rel, sizeof(rel), fmt, ap);
-        va_end(ap);
-        snprintf(b, sizeof(bufs[0]), "%s/%s", store_dir, rel);
-        return b;
+        return store_fixture_setup();
 }
 
 static struct store *open_store(void) {

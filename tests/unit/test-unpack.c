@@ -283,16 +283,48 @@ static void test_empty_and_garbage(void **state) {
 
 /* ---- THREATS 22 ---- */
 
-static void test_dotdot_and_absolute_refused(void **state) {
-        char abs[PATH_MAX];
-
+static void test_dotdot_refused(void **state) {
         apply_refused(one_entry("etc/../../x", AE_IFREG, NULL), -EPERM, "layer: entry 'etc/../../x': '..' refused");
         apply_refused(one_entry("../x", AE_IFREG, NULL), -EPERM, "layer: entry '../x': '..' refused");
         apply_refused(one_entry("a/..", AE_IFDIR, NULL), -EPERM, NULL);
-        apply_refused(one_entry("/abs", AE_IFREG, NULL), -EPERM, "layer: entry '/abs': absolute path refused");
-        snprintf(abs, sizeof(abs), "%s/canary/victim", F->base);
-        apply_refused(one_entry(abs, AE_IFREG, NULL), -EPERM, NULL);
+        apply_refused(one_entry("/../x", AE_IFREG, NULL), -EPERM, "layer: entry '/../x': '..' refused");
         assert_int_equal(count_entries(F->rootfd, "."), 0);
+}
+
+/* Absolute names are read inside the root, as containerd and umoci read them. */
+static void test_absolute_inside_root(void **state) {
+        char abs[PATH_MAX];
+        int fd;
+        struct archive *a = tw_new('n', &fd);
+
+        tw_file(a, "/abs", 0644, "abs");
+        tw_file(a, "//etc///x", 0600, "x");
+        snprintf(abs, sizeof(abs), "%s/canary/victim", F->base); /* the real canary's own absolute path */
+        tw_file(a, abs, 0644, "pwned?");
+        tw_hardlink(a, "/hard", "/etc/x");
+        apply_ok(tw_done(a, fd));
+        assert_content("abs", "abs");
+        assert_content("etc/x", "x");
+        assert_int_equal(mode_of("etc/x") & 07777, 0600);
+        assert_content(abs + 1, "pwned?"); /* BASE/root/BASE/canary/victim, not BASE/canary/victim */
+        assert_content("hard", "x");
+        assert_int_equal(count_entries(F->rootfd, "."), 4); /* abs, etc, hard and the first component of BASE */
+}
+
+/* A layer as umoci insert writes it: "/" for the root, then relative names. */
+static void test_umoci_root_entry(void **state) {
+        struct unpack_stats st = {};
+        struct km_error err = {};
+        int fd;
+        struct archive *a = tw_new('g', &fd);
+
+        tw_dir(a, "/", 0755);
+        tw_dir(a, "etc/", 0755);
+        tw_file(a, "etc/x", 0644, "hi\n");
+        assert_int_equal(apply(tw_done(a, fd), NULL, &st, &err), 0);
+        assert_int_equal(st.entries, 3);
+        assert_content("etc/x", "hi\n");
+        assert_int_equal(count_entries(F->rootfd, "."), 1);
 }
 
 static void test_symlink_out_then_through(void **state) {
@@ -339,10 +371,11 @@ static void test_hardlinks_out_refused(void **state) {
 
         apply_refused(one_entry("h", AE_IFREG, "../canary/victim"), -EPERM,
                       "layer: entry 'h': hard link target: '..' refused");
-        apply_refused(one_entry("h", AE_IFREG, "/etc/shadow"), -EPERM,
-                      "layer: entry 'h': hard link target: absolute path refused");
+        /* Absolute targets are read inside the root, where there is no such file. */
+        apply_refused(one_entry("h", AE_IFREG, "/etc/shadow"), -ENOENT, NULL);
         snprintf(abs, sizeof(abs), "%s/canary/victim", F->base);
-        apply_refused(one_entry("h", AE_IFREG, abs), -EPERM, NULL);
+        apply_refused(one_entry("h", AE_IFREG, abs), -ENOENT, NULL);
+        assert_false(exists("h"));
 
         /* Through a symlink: resolved inside the root, where there is no such file. */
         snprintf(abs, sizeof(abs), "%s/canary", F->base);
@@ -373,9 +406,14 @@ static void test_hardlink_to_symlink_links_the_symlink(void **state) {
 static void test_root_names_refused(void **state) {
         apply_refused(one_entry(".", AE_IFLNK, "/etc"), -EPERM, "layer: entry '.': names the root");
         apply_refused(one_entry("./", AE_IFLNK, "/etc"), -EPERM, NULL);
-        apply_refused(one_entry("/", AE_IFLNK, "/etc"), -EPERM, NULL);
+        apply_refused(one_entry("/", AE_IFLNK, "/etc"), -EPERM, "layer: entry '/': names the root");
+        apply_refused(one_entry("//", AE_IFLNK, "/etc"), -EPERM, NULL);
+        apply_refused(one_entry("/.", AE_IFLNK, "/etc"), -EPERM, NULL);
         apply_refused(one_entry(".", AE_IFREG, NULL), -EPERM, NULL);
-        apply_ok(one_entry("./", AE_IFDIR, NULL)); /* the root directory itself: ignored */
+        /* A hard link named "/"; then the root directory itself, ignored. */
+        apply_refused(one_entry("/", AE_IFREG, "etc"), -EPERM, NULL);
+        apply_ok(one_entry("./", AE_IFDIR, NULL));
+        apply_ok(one_entry("/", AE_IFDIR, NULL));
         assert_int_equal(count_entries(F->rootfd, "."), 0);
 }
 
@@ -408,6 +446,31 @@ static void test_bad_whiteouts_refused(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 apply_refused(one_entry(bad[i], AE_IFREG, NULL), -EINVAL, NULL);
         apply_refused(one_entry(".wh.", AE_IFREG, NULL), -EINVAL, "layer: entry '.wh.': invalid whiteout");
+}
+
+/* Layout files (image.c): a regular file below the dir, no symlink, no FIFO that would block (issue 9 item 15). */
+static void test_open_file(void **state) {
+        int dfd = openat(F->basefd, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+
+        assert_true(dfd >= 0);
+        assert_int_equal(mkdirat(dfd, "blobs", 0755), 0);
+        fd = openat(dfd, "blobs/f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(mkfifoat(dfd, "fifo", 0644), 0);
+        assert_int_equal(symlinkat("blobs/f", dfd, "link"), 0);
+        assert_int_equal(symlinkat("blobs", dfd, "dirlink"), 0);
+        fd = unpack_open_file(dfd, "blobs/f");
+        assert_true(fd >= 0);
+        assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_RDONLY);
+        close(fd);
+        assert_int_equal(unpack_open_file(dfd, "fifo"), -EBADMSG); /* at once: a blocking open would hang here */
+        assert_int_equal(unpack_open_file(dfd, "blobs"), -EBADMSG);
+        assert_int_equal(unpack_open_file(dfd, "link"), -ELOOP);
+        assert_int_equal(unpack_open_file(dfd, "dirlink/f"), -ELOOP);
+        assert_int_equal(unpack_open_file(dfd, "../canary/victim"), -EXDEV);
+        assert_int_equal(unpack_open_file(dfd, "missing"), -ENOENT);
+        close(dfd);
 }
 
 /*
@@ -465,8 +528,8 @@ static void etc_child(void) {
         tw_dir(a, "etc", 0755);
         tw_symlink(a, "link", "/etc");
         tw_file(a, "link/passwd", 0644, "inside");
-        tw_hardlink(a, "shadow", "/etc/shadow");
-        if (unpack_layer(tw_done(a, fd), F->rootfd, NULL, NULL, &err) != -EPERM)
+        tw_hardlink(a, "shadow", "/etc/shadow"); /* the root's etc/shadow: there is none */
+        if (unpack_layer(tw_done(a, fd), F->rootfd, NULL, NULL, &err) != -ENOENT)
                 _exit(4);
         fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
         if (fd < 0 || read(fd, buf, sizeof(buf)) != 26 || stat("/etc/passwd", &after) < 0 ||
@@ -476,6 +539,17 @@ static void etc_child(void) {
         memset(buf, 0, sizeof(buf));
         if (fd < 0 || read(fd, buf, sizeof(buf)) != 6 || !streq(buf, "inside"))
                 _exit(6);
+        /* "/etc/passwd" as a name and as a hard link target: both the root's. */
+        a = tw_new('n', &fd);
+        tw_file(a, "/etc/passwd", 0644, "abs");
+        tw_hardlink(a, "/etc/hard", "/etc/passwd");
+        if (unpack_layer(tw_done(a, fd), F->rootfd, NULL, NULL, &err) != 0 || stat("/etc/passwd", &after) < 0 ||
+            after.st_ino != before.st_ino || after.st_size != 26 || access("/etc/hard", F_OK) == 0)
+                _exit(7);
+        fd = openat(F->rootfd, "etc/hard", O_RDONLY | O_CLOEXEC);
+        memset(buf, 0, sizeof(buf));
+        if (fd < 0 || read(fd, buf, sizeof(buf)) != 3 || !streq(buf, "abs"))
+                _exit(8);
         _exit(0);
 }
 
@@ -506,6 +580,34 @@ static void test_gzip_bomb_stopped(void **state) {
         assert_int_equal(apply(fd, &lim, NULL, &err), -EFBIG);
         assert_string_equal(err.message, "layer: entry 'zeros': layer larger than max_bytes (1048576)");
         fresh_root(); /* the caller drops the partial layer */
+}
+
+/* The image's budget counts the layers before this one (item 16 of issue 9). */
+static void test_image_budget(void **state) {
+        struct unpack_limits lim = {.max_image_bytes = MiB, .image_bytes_before = 600 * 1024};
+        _cleanup_free_ char *data = calloc(1, 500 * 1024 + 1);
+        struct unpack_stats st = {};
+        struct km_error err = {};
+        int fd;
+        struct archive *a;
+
+        assert_non_null(data);
+        memset(data, 'x', 500 * 1024);
+        a = tw_new('g', &fd);
+        tw_file(a, "small", 0644, "fits");
+        tw_file(a, "big", 0644, data);
+        assert_int_equal(apply(tw_done(a, fd), &lim, &st, &err), -EFBIG);
+        assert_string_equal(err.message,
+                            "layer: entry 'big': the image unpacks to more than its limit of 1048576 bytes");
+        fresh_root();
+        lim.image_bytes_before = 2 * MiB; /* already over: nothing more fits */
+        assert_int_equal(apply(one_entry("x", AE_IFREG, NULL), &lim, NULL, &err), -EFBIG);
+        fresh_root();
+        lim.image_bytes_before = 400 * 1024;
+        a = tw_new('g', &fd);
+        tw_file(a, "big", 0644, data);
+        assert_int_equal(apply(tw_done(a, fd), &lim, &st, &err), 0);
+        assert_int_equal(st.bytes, 500 * 1024);
 }
 
 static void test_too_many_entries_stopped(void **state) {
@@ -776,15 +878,19 @@ int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
                 T(test_plain_gzip_zstd),
                 T(test_empty_and_garbage),
-                T(test_dotdot_and_absolute_refused),
+                T(test_dotdot_refused),
+                T(test_absolute_inside_root),
+                T(test_umoci_root_entry),
                 T(test_symlink_out_then_through),
                 T(test_hardlinks_out_refused),
                 T(test_hardlink_to_symlink_links_the_symlink),
                 T(test_root_names_refused),
                 T(test_devices_skipped_setuid_dropped),
                 T(test_bad_whiteouts_refused),
+                T(test_open_file),
                 T(test_link_to_etc_then_passwd),
                 T(test_gzip_bomb_stopped),
+                T(test_image_budget),
                 T(test_too_many_entries_stopped),
                 T(test_big_file_stopped),
                 T(test_whiteouts_and_opaque_across_layers),
