@@ -63,9 +63,13 @@ const struct km_mount *km_mount_table_at(const struct km_mount_table *t, size_t 
 /* The last (topmost) mount whose mount point is exactly path, or NULL. */
 const struct km_mount *km_mount_table_find_target(const struct km_mount_table *t, const char *path);
 /*
- * All mount points that show the same filesystem and root as the mount at
- * path (GetMountRefs), excluding path itself.  *ret is a NULL-terminated
- * array freed with km_strv_free().  Returns the count.
+ * GetMountRefs (mount-utils SearchMountPoints) for an absolute, canonical
+ * path, a mount point or not: the mount points that show the directory path
+ * names (same device, root = the holding mount's root + the rest of path),
+ * the holding mount itself left out.  For a directory inside a mount these
+ * are its binds (a subPath source), for a plain directory usually none.
+ * *ret is a NULL-terminated array freed with km_strv_free().  Returns the
+ * count; -ENOENT when no mount of the table holds path.
  */
 int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret, struct km_error *err);
 void km_strv_free(char **strv);
@@ -163,6 +167,13 @@ void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_
  * /etc.  Refused, too, when dir cannot be looked at (fail closed).
  */
 int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir);
+/*
+ * As km_mount_spec_set_confine() for a default nobody named (such as
+ * /var/lib/kubelet when the kubelet may use another --root-dir): fail
+ * closed, a target that the walk does not find inside dir is refused
+ * (excode 1, usage), since confinement would silently not apply to it.
+ */
+int km_mount_spec_set_confine_default(struct km_mount_spec *s, const char *dir);
 /* Options as they may be shown: sensitive values replaced by "<masked>". */
 char *km_mount_spec_describe(const struct km_mount_spec *s);
 
@@ -177,13 +188,16 @@ enum {
         KM_UMOUNT_FORCE = 1u << 0,     /* MNT_FORCE right away */
         KM_UMOUNT_LAZY = 1u << 1,      /* MNT_DETACH right away */
         KM_UMOUNT_RECURSIVE = 1u << 2, /* everything under target, deepest first */
+        KM_UMOUNT_CONFINE_REQUIRED = 1u << 3, /* confine is a default nobody named: see below */
 };
 /*
  * Unmount target.  timeout_ms > 0: if the normal unmount does not finish in
  * time, retry with MNT_FORCE, then MNT_DETACH, logging each step.
  * Corrupted mounts (dead FUSE daemon, stale NFS handle) unmount normally.
  * confine (may be NULL): as km_mount_spec_set_confine(), a target below it
- * may not pass through a symlink or "..".
+ * may not pass through a symlink or "..".  With KM_UMOUNT_CONFINE_REQUIRED
+ * a target that the walk does not find inside confine is refused, as
+ * km_mount_spec_set_confine_default() does for mounts.
  */
 int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
               struct km_error *err);

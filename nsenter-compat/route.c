@@ -31,15 +31,23 @@ static int unwrap_systemd_run(int argc, char **argv) {
         return -1;
 }
 
-static const char *kubelet_dir(void) {
+/*
+ * $KUBEMOUNT_KUBELET_DIR, else the default; *ret_named tells which: a target
+ * outside a default nobody named is refused, since a kubelet with another
+ * --root-dir would get no confinement (fail closed).
+ */
+static const char *kubelet_dir(bool *ret_named) {
         const char *d = getenv("KUBEMOUNT_KUBELET_DIR");
-        return d && d[0] == '/' ? d : "/var/lib/kubelet";
+        *ret_named = d && d[0] == '/';
+        return *ret_named ? d : "/var/lib/kubelet";
 }
 
 static int route_mount(int argc, char **argv) {
         struct mount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
+        bool named;
+        const char *dir = kubelet_dir(&named);
 
         /*
          * Only mounts are ours: listing the table (bare "mount", -l), --help
@@ -53,7 +61,7 @@ static int route_mount(int argc, char **argv) {
         }
         /* Ours: the spec holds copies, so -o's secrets leave /proc/PID/cmdline now. */
         secret_scrub_mount_argv(argc, argv);
-        if (km_mount_spec_set_confine(a.spec, kubelet_dir()) < 0) {
+        if ((named ? km_mount_spec_set_confine(a.spec, dir) : km_mount_spec_set_confine_default(a.spec, dir)) < 0) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
@@ -68,11 +76,13 @@ static int route_umount(int argc, char **argv) {
         struct umount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
+        bool named;
+        const char *dir = kubelet_dir(&named);
 
         r = umount_args_parse(argc, argv, &a);
         if (r < 0 || a.help || a.version)
                 return -1; /* several targets, -a, --help: the real umount */
-        r = km_umount(a.target, kubelet_dir(), a.flags, a.timeout_ms, &excode, &err);
+        r = km_umount(a.target, dir, a.flags | (named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms, &excode, &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

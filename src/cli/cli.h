@@ -8,7 +8,8 @@
 
 struct cli {
         const char *host_ns;     /* --host-mount-ns */
-        const char *kubelet_dir; /* --kubelet-dir */
+        const char *kubelet_dir; /* --kubelet-dir, else $KUBEMOUNT_KUBELET_DIR, else the default */
+        bool kubelet_dir_named;  /* not the default: mounts outside it are allowed (unconfined) */
         bool json;               /* --json anywhere it makes sense */
         int verbose;
 };

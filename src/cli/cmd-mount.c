@@ -37,7 +37,14 @@ static const char mount_help[] =
         "values of keys such as password=, secret=, key=, token= are masked anyway,\n"
         "and overwritten in kubemount's own command line (/proc/PID/cmdline) once read.\n"
         "\n"
-        "Exit status (mount(8)): 0 success, 1 usage, 2 system error, 32 mount failure.\n";
+        "Below the kubelet dir (kubemount --kubelet-dir=DIR, else $KUBEMOUNT_KUBELET_DIR)\n"
+        "no symlink or \"..\" is followed.  When neither names it, a TARGET that is not\n"
+        "inside the default, /var/lib/kubelet, is refused (exit 1): a kubelet with another\n"
+        "--root-dir would get no confinement.  Naming the kubelet dir allows targets\n"
+        "outside it (unconfined, as mount(8) does).\n"
+        "\n"
+        "Exit status (mount(8)): 0 success, 1 usage (also a TARGET outside an unnamed\n"
+        "kubelet dir), 2 system error, 32 mount failure.\n";
 
 static const char umount_help[] =
         "Usage: kubemount umount [options] TARGET\n"
@@ -49,13 +56,18 @@ static const char umount_help[] =
         "  -f, --force          force (MNT_FORCE)\n"
         "  -l, --lazy           detach now, clean up when no longer busy (MNT_DETACH)\n"
         "  -R, --recursive      TARGET and every mount below it, deepest first, from\n"
-        "                       one snapshot of the mount table\n"
+        "                       one snapshot of the mount table, chosen by mount ID and\n"
+        "                       found again below TARGET without following symlinks\n"
         "  --timeout=SECS       if the unmount is busy or not done in SECS (also 500ms),\n"
         "                       retry with force, then lazily; each step is reported\n"
         "  -v, --verbose        report each unmount\n"
         "\n"
-        "Exit status (umount(8)): 0 success, 1 usage, 2 system error, 32 failure\n"
-        "(the message says \"not mounted\" when TARGET is not a mount point).\n";
+        "TARGET is confined like a mount target (see kubemount mount --help): without a\n"
+        "named kubelet dir, a TARGET outside /var/lib/kubelet is refused.\n"
+        "\n"
+        "Exit status (umount(8)): 0 success, 1 usage (also a TARGET outside an unnamed\n"
+        "kubelet dir), 2 system error, 32 failure (the message says \"not mounted\" when\n"
+        "TARGET is not a mount point).\n";
 
 /* Secret options come from an fd or a file so that they stay out of argv. */
 static int read_sensitive(const struct mount_args *a, char **ret) {
@@ -130,7 +142,8 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
                 }
         }
 
-        if (km_mount_spec_set_confine(a.spec, cli->kubelet_dir) < 0) {
+        if ((cli->kubelet_dir_named ? km_mount_spec_set_confine(a.spec, cli->kubelet_dir)
+                                    : km_mount_spec_set_confine_default(a.spec, cli->kubelet_dir)) < 0) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
@@ -161,7 +174,9 @@ int cmd_umount(struct cli *cli, int argc, char **argv) {
         }
         if (a.verbose && !cli->verbose)
                 cli_log_setup(cli->verbose = 1);
-        r = km_umount_in_host(cli->host_ns, a.target, cli->kubelet_dir, a.flags, a.timeout_ms, &excode, &err);
+        r = km_umount_in_host(cli->host_ns, a.target, cli->kubelet_dir,
+                              a.flags | (cli->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms,
+                              &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

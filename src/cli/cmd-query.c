@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* kubemount is-mountpoint / refs / list: queries of the host mount table. */
+#include <sys/stat.h>
+
 #include "cli.h"
 
 static const char is_mountpoint_help[] =
@@ -14,9 +16,14 @@ static const char is_mountpoint_help[] =
 static const char refs_help[] =
         "Usage: kubemount refs [--json] PATH\n"
         "\n"
-        "Print the other mount points that show the same filesystem and root as the\n"
-        "mount at PATH in the host mount namespace (GetMountRefs), one per line.\n"
-        "Exit status: 0 ok, 2 error (PATH is not a mount point).\n";
+        "Print the mount points that refer to PATH (symlinks followed) in the host\n"
+        "mount namespace, one per line, as k8s.io/mount-utils' GetMountRefs finds them:\n"
+        "the other mount points that show the same directory of the same device.  For\n"
+        "a mount point these are its other binds, for a directory inside a mount the\n"
+        "binds of that directory (a subPath source), for a plain directory none.  A\n"
+        "PATH that does not exist, or a corrupted mount, has none (with a warning for\n"
+        "the latter).  --json prints a JSON array.\n"
+        "Exit status: 0 ok (also for an empty list), 2 error.\n";
 
 static const char list_help[] =
         "Usage: kubemount list [--json]\n"
@@ -89,16 +96,37 @@ struct table_job {
         int nrefs;
 };
 
+static int table_in_host(void *userdata, struct km_error *err) {
+        struct table_job *job = userdata;
+        return km_mount_table_load(NULL, &job->table, err);
+}
+
+/*
+ * As GetMountRefs: a path that does not exist has no refs, nor has a
+ * corrupted mount (a warning says so); symlinks are followed first.
+ */
 static int refs_in_host(void *userdata, struct km_error *err) {
         struct table_job *job = userdata;
         _cleanup_free_ char *canonical = NULL;
+        struct stat st;
         int r;
 
+        /* stat() first, as mount-utils' PathExists: realpath() alone does not ask a dead FUSE daemon. */
+        if (stat(job->path, &st) < 0 || !(canonical = realpath(job->path, NULL))) {
+                r = -errno;
+                if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
+                        if (r != -ENOENT)
+                                km_log(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted",
+                                       job->path, strerror(-r));
+                        job->refs = calloc(1, sizeof(char *));
+                        return job->refs ? 0 : km_error_set(err, -ENOMEM, "refs %s", job->path);
+                }
+                return km_error_set(err, r, "refs %s", job->path);
+        }
         r = km_mount_table_load(NULL, &job->table, err);
-        if (r < 0 || !job->path)
+        if (r < 0)
                 return r;
-        canonical = realpath(job->path, NULL);
-        r = km_mount_table_refs(job->table, canonical ? canonical : job->path, &job->refs, err);
+        r = km_mount_table_refs(job->table, canonical, &job->refs, err);
         job->nrefs = r;
         return r < 0 ? r : 0;
 }
@@ -164,7 +192,7 @@ int cmd_list(struct cli *cli, int argc, char **argv) {
                 cli_error("list: unexpected argument '%s'", argv[optind_ret]);
                 return EXIT_USAGE;
         }
-        r = km_hostns_run(cli->host_ns, refs_in_host, &job, &err);
+        r = km_hostns_run(cli->host_ns, table_in_host, &job, &err);
         if (r < 0) {
                 cli_error("list: %s", err.message);
                 return EXIT_USAGE;

@@ -45,7 +45,10 @@ static const char usage[] =
         "Global options:\n"
         "  --host-mount-ns=PATH   host mount namespace file (default: $KUBEMOUNT_HOST_MOUNT_NS,\n"
         "                         else /proc/1/ns/mnt); entered in-process, skipped if current\n"
-        "  --kubelet-dir=DIR      the kubelet root directory (default /var/lib/kubelet)\n"
+        "  --kubelet-dir=DIR      the kubelet root directory (default: $KUBEMOUNT_KUBELET_DIR,\n"
+        "                         else /var/lib/kubelet); below it no symlink is followed.\n"
+        "                         Unless it is named, mount and umount refuse a target\n"
+        "                         outside /var/lib/kubelet (exit 1): it would not be confined\n"
         "  --state-dir=DIR        VCS container state (default $KUBEMOUNT_STATE_DIR, else\n"
         "                         /run/kubemount)\n"
         "  --store-dir=DIR        VCS image store (default $KUBEMOUNT_STORE_DIR, else\n"
@@ -159,7 +162,7 @@ int main(int argc, char **argv) {
         };
         struct cli cli = {
                 .host_ns = getenv("KUBEMOUNT_HOST_MOUNT_NS"),
-                .kubelet_dir = "/var/lib/kubelet",
+                .kubelet_dir = getenv("KUBEMOUNT_KUBELET_DIR"),
         };
         int c;
 
@@ -198,6 +201,10 @@ int main(int argc, char **argv) {
                 }
         if (!cli.host_ns || !*cli.host_ns)
                 cli.host_ns = KM_HOST_MOUNT_NS_DEFAULT;
+        /* A kubelet dir named by the option or the environment; else the default, which confines only what is below it. */
+        cli.kubelet_dir_named = cli.kubelet_dir && *cli.kubelet_dir;
+        if (!cli.kubelet_dir_named)
+                cli.kubelet_dir = "/var/lib/kubelet";
         if (cli.kubelet_dir[0] != '/') {
                 cli_error("--kubelet-dir: '%s' is not an absolute path", cli.kubelet_dir);
                 return EXIT_USAGE;

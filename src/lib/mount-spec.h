@@ -9,6 +9,7 @@ struct km_mount_spec {
         char *options;   /* shown as given, with sensitive keys masked */
         char *sensitive; /* never shown */
         char *confine;   /* targets below it may not cross symlinks */
+        bool confine_required; /* confine is a default nobody named: targets outside it are refused */
         unsigned flags;
         bool has_propagation, propagation_recursive;
         enum km_propagation_kind propagation;

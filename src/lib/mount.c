@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "detach.h"
+#include "mount-identity.h"
 #include "mount-spec.h"
 #include "newmount.h"
 #include "resolve.h"
@@ -64,6 +65,13 @@ KM_EXPORT int km_mount_spec_set_confine(struct km_mount_spec *s, const char *dir
         int r = free_and_strdup(&s->confine, dir);
         if (r == 0 && s->confine)
                 path_simplify(s->confine);
+        s->confine_required = false;
+        return r;
+}
+
+KM_EXPORT int km_mount_spec_set_confine_default(struct km_mount_spec *s, const char *dir) {
+        int r = km_mount_spec_set_confine(s, dir);
+        s->confine_required = r == 0 && s->confine;
         return r;
 }
 
@@ -181,13 +189,20 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
         return r ? km_error_set(err, -EBUSY, "mount: %s on %s: already mounted", s->source, s->target) : 0;
 }
 
-/* The target as a held fd, walked under the confinement of the kubelet dir. */
-static int open_confined(const struct km_mount_spec *s, const char *path, const char *what, struct km_error *err) {
+/*
+ * The target as a held fd, walked under the confinement of the kubelet dir;
+ * where (may be NULL) gets where it was found, to find the new mount again.
+ */
+static int open_confined(const struct km_mount_spec *s, const char *path, const char *what, struct resolved *where,
+                         struct km_error *err) {
+        struct resolved ignored;
         const char *why;
         char component[256] = "";
         int fd;
 
-        fd = resolve_confined(path, s->confine, &why, component, sizeof(component));
+        fd = resolve_confined_at(path, s->confine, where ? where : &ignored, &why, component, sizeof(component));
+        if (!where)
+                resolved_done(&ignored);
         if (fd >= 0)
                 return fd;
         if (why)
@@ -198,8 +213,27 @@ static int open_confined(const struct km_mount_spec *s, const char *path, const 
         return km_error_set(err, fd, "mount: %s: %s %s", s->target, what, path);
 }
 
-static int open_target(const struct km_mount_spec *s, struct km_error *err) {
-        return open_confined(s, s->target, "mount point", err);
+/*
+ * The target, walked like open_confined(); with a default kubelet dir that
+ * nobody named, a target the walk does not find in it is refused (fail
+ * closed): *ret_usage says so.
+ */
+static int open_target(const struct km_mount_spec *s, struct resolved *where, bool *ret_usage,
+                       struct km_error *err) {
+        _cleanup_(resolved_done) struct resolved own = { .parent_fd = -EBADF };
+        _cleanup_close_ int fd = -EBADF;
+
+        *ret_usage = false;
+        if (!where)
+                where = &own;
+        fd = open_confined(s, s->target, "mount point", where, err);
+        if (fd < 0 || !s->confine_required || where->inside)
+                return TAKE_FD(fd);
+        *ret_usage = true;
+        return km_error_set_plain(err, -EPERM,
+                                  "mount: %s: outside the kubelet dir %s, the default, so not confined; name the "
+                                  "kubelet's root dir (kubemount --kubelet-dir=DIR or KUBEMOUNT_KUBELET_DIR=DIR)",
+                                  s->target, s->confine);
 }
 
 /* A bind's source, walked like the target: a subPath symlink cannot bind /etc (THREATS 3). */
@@ -208,7 +242,7 @@ static int open_bind_source(const struct km_mount_spec *s, struct km_error *err)
 
         if (!abs)
                 return km_error_set(err, -ENOMEM, "mount: %s", s->target);
-        return open_confined(s, abs, "bind source", err);
+        return open_confined(s, abs, "bind source", NULL, err);
 }
 
 bool mount_spec_may_start_daemon(const struct km_mount_spec *s) {
@@ -229,48 +263,197 @@ static bool may_use_helper(const struct km_mount_spec *s) {
 }
 
 /* --make-*: on the mount now at the target, found by a fresh confined walk. */
-static int apply_propagation(const struct km_mount_spec *s, struct km_error *err) {
+static int apply_propagation(const struct km_mount_spec *s, bool *ret_usage, struct km_error *err) {
         _cleanup_close_ int fd = -EBADF;
 
+        *ret_usage = false;
         if (!s->has_propagation)
                 return 0;
-        fd = open_target(s, err);
+        fd = open_target(s, NULL, ret_usage, err);
         if (fd < 0)
                 return fd;
         return propagation_set_fd(fd, s->target, s->propagation, s->propagation_recursive, err);
 }
 
+DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
+
+/* The entry of a mount ID (unique within one table). */
+static const struct km_mount *table_find_id(const struct km_mount_table *t, unsigned id) {
+        for (size_t i = km_mount_table_size(t); i > 0; i--)
+                if (km_mount_id(km_mount_table_at(t, i - 1)) == id)
+                        return km_mount_table_at(t, i - 1);
+        return NULL;
+}
+
+/* Whether a mount the table shows (its root open at root_fd) is what s asked for. */
+static bool mount_is_ours(const struct km_mount_spec *s, const struct km_mount *m, int root_fd, int source_fd) {
+        const char *type = km_mount_fstype(m), *source = km_mount_source(m);
+        struct stat a, b;
+
+        if (source_fd >= 0) /* a bind: its root is the checked source */
+                return fstat(root_fd, &a) == 0 && fstat(source_fd, &b) == 0 && a.st_dev == b.st_dev &&
+                       a.st_ino == b.st_ino;
+        /* By the source as the helper gave it to the kernel (sshfs#u@h: shows as u@h:) ... */
+        if (s->source && source)
+                return streq(source, s->source) || (strlen(source) < strlen(s->source) &&
+                                                    streq(s->source + strlen(s->source) - strlen(source), source));
+        /* ... else by the type: nfs shows as nfs4, glusterfs as fuse.glusterfs. */
+        return !s->fstype || (type && (startswith(type, s->fstype) ||
+                                       (startswith(type, "fuse.") && streq(type + 5, s->fstype))));
+}
+
+struct id_index {
+        unsigned id;
+        size_t i;
+};
+
+static int id_index_cmp(const void *a, const void *b) {
+        unsigned x = ((const struct id_index *)a)->id, y = ((const struct id_index *)b)->id;
+        return x < y ? -1 : x > y;
+}
+
+/* The mounts of a table by ID, to tell which mounts of a later table are new. */
+struct table_index {
+        const struct km_mount_table *t;
+        struct id_index *ids;
+        size_t n;
+};
+
+static int table_index_init(struct table_index *x, const struct km_mount_table *t) {
+        x->t = t;
+        x->n = km_mount_table_size(t);
+        x->ids = calloc(x->n + 1, sizeof(*x->ids));
+        if (!x->ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < x->n; i++)
+                x->ids[i] = (struct id_index){ km_mount_id(km_mount_table_at(t, i)), i };
+        qsort(x->ids, x->n, sizeof(*x->ids), id_index_cmp);
+        return 0;
+}
+
+/*
+ * Whether m (of a later table) was there already: the same ID, parent,
+ * device and root.  Not the mount point's spelling: a directory renamed
+ * above it changes that.
+ */
+static bool table_index_had(const struct table_index *x, const struct km_mount *m) {
+        struct id_index key = { km_mount_id(m), 0 };
+        const struct id_index *hit = bsearch(&key, x->ids, x->n, sizeof(*x->ids), id_index_cmp);
+        const struct km_mount *old = hit ? km_mount_table_at(x->t, hit->i) : NULL;
+        const char *root = km_mount_root(m);
+
+        return old && km_mount_parent_id(old) == km_mount_parent_id(m) && mount_devno(old) == mount_devno(m) &&
+               root && km_mount_root(old) && streq(root, km_mount_root(old));
+}
+
+/*
+ * Whether the mount now at where (its topmost) is a new one on the directory
+ * target_fd holds: found through the held parent and name, mounted on
+ * target_fd's mount, not there before.  By mount IDs only: no path, not even
+ * the kernel's spelling of one, which a rename higher up changes meanwhile.
+ */
+static bool landed_on_target(int target_fd, const struct resolved *where, const struct table_index *before,
+                             const struct km_mount_table *after) {
+        _cleanup_close_ int top = -EBADF;
+        unsigned top_id, target_id;
+        const struct km_mount *m;
+
+        top = mount_top_at(where->parent_fd, where->name, &top_id);
+        if (top < 0 || fd_mount_id(target_fd, &target_id) < 0 || top_id == target_id)
+                return false;
+        m = table_find_id(after, top_id);
+        return m && km_mount_parent_id(m) == target_id && !table_index_had(before, m);
+}
+
+/*
+ * Undoes the mounts of s that appeared since before, wherever a changed path
+ * sent them: each found again by its mount point without following a
+ * symlink, checked by its mount ID, detached there.  Returns how many; a
+ * mount of s that could not be reached safely leaves its path in *ret_left.
+ */
+static int undo_strays(const struct km_mount_spec *s, const struct table_index *before,
+                       const struct km_mount_table *after, int source_fd, char **ret_left) {
+        size_t undone = 0;
+
+        for (size_t i = km_mount_table_size(after); i > 0; i--) {
+                const struct km_mount *m = km_mount_table_at(after, i - 1);
+                _cleanup_close_ int parent = -EBADF, root = -EBADF;
+                const char *name;
+                unsigned id;
+
+                if (!km_mount_target(m) || table_index_had(before, m))
+                        continue;
+                parent = open_parent_nofollow(km_mount_target(m), &name);
+                if (parent >= 0)
+                        root = mount_top_at(parent, name, &id);
+                if (root < 0 || id != km_mount_id(m)) {
+                        if (source_fd < 0 && mount_is_ours(s, m, -EBADF, -EBADF) && !*ret_left)
+                                *ret_left = strdup(km_mount_target(m));
+                        continue;
+                }
+                if (!mount_is_ours(s, m, root, source_fd))
+                        continue;
+                closep(&root); /* it would keep the mount busy */
+                if (umount_at(parent, name, MNT_DETACH) == 0) {
+                        km_log(KM_LOG_WARNING, "mount %s: undid the mount that landed on %s", s->target,
+                               km_mount_target(m));
+                        undone++;
+                } else if (!*ret_left)
+                        *ret_left = strdup(km_mount_target(m));
+        }
+        return (int)undone;
+}
+
 /*
  * After a mount by path (a helper, or a bind through libmount): the new mount
- * must cover the directory that was checked.  A component swapped for a
- * symlink in between would have sent it elsewhere (THREATS 2): then it is
- * detached again.  Compared through the parents, which ".." from the new
- * mount's root reaches; directories only.
+ * must sit on the directory that was checked, found again through the held
+ * parent and name.  A component swapped for a symlink in between sends the
+ * mount elsewhere (THREATS 2): then the mounts of this request that appeared
+ * since before are found by mount ID and detached.
  */
-static int verify_landed(const struct km_mount_spec *s, int target_fd, struct km_error *err) {
-        _cleanup_close_ int now = -EBADF, parent_now = -EBADF, parent_checked = -EBADF;
-        struct stat st, a, b;
+static int verify_landed(const struct km_mount_spec *s, int target_fd, const struct resolved *where, int source_fd,
+                         const struct km_mount_table *before, struct km_error *err) {
+        _cleanup_(km_mount_table_freep) struct km_mount_table *after = NULL;
+        _cleanup_free_ struct id_index *ids = NULL;
+        _cleanup_free_ char *left = NULL;
+        struct table_index index = { 0 };
+        int r;
 
-        if (km_fstat_sync(target_fd, AT_STATX_DONT_SYNC, &st) < 0 || !S_ISDIR(st.st_mode))
+        r = table_index_init(&index, before);
+        ids = index.ids;
+        if (r == 0)
+                r = km_mount_table_load(NULL, &after, err);
+        if (r < 0) {
+                _cleanup_close_ int top = -EBADF;
+                unsigned top_id, target_id;
+
+                /* Undo what is new on the held target at least. */
+                top = mount_top_at(where->parent_fd, where->name, &top_id);
+                if (top >= 0 && fd_mount_id(target_fd, &target_id) == 0 && top_id != target_id) {
+                        closep(&top);
+                        (void)umount_at(where->parent_fd, where->name, MNT_DETACH);
+                }
+                return km_error_set(err, r, "mount: %s: cannot check where the mount landed; undone", s->target);
+        }
+        if (landed_on_target(target_fd, where, &index, after))
                 return 0;
-        now = open(s->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (now >= 0)
-                parent_now = openat(now, "..", O_PATH | O_CLOEXEC);
-        parent_checked = openat(target_fd, "..", O_PATH | O_CLOEXEC);
-        if (parent_now >= 0 && parent_checked >= 0 && km_fstat_sync(parent_now, AT_STATX_DONT_SYNC, &a) == 0 &&
-            km_fstat_sync(parent_checked, AT_STATX_DONT_SYNC, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-                return 0;
-        (void)umount2(s->target, MNT_DETACH | UMOUNT_NOFOLLOW);
-        return km_error_set_plain(err, -EXDEV, "mount: %s: the path changed while mounting; the mount was undone",
-                                  s->target);
+        r = undo_strays(s, &index, after, source_fd, &left);
+        if (left)
+                return km_error_set_plain(err, -EXDEV,
+                                          "mount: %s: the path changed while mounting; the mount that landed on %s "
+                                          "could not be undone",
+                                          s->target, left);
+        return km_error_set_plain(err, -EXDEV, "mount: %s: the path changed while mounting; %s", s->target,
+                                  r > 0 ? "the mount was undone" : "no mount of it was found");
 }
 
 /* After a successful mount: log, then --make-* if asked. */
 static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+        bool usage;
         int r;
 
         km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
-        r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, err);
+        r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, &usage, err);
         *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
         return r;
 }
@@ -279,6 +462,7 @@ struct libmount_call {
         const struct km_mount_spec *s;
         const char *options;
         int target_fd, source_fd;
+        const struct resolved *where;
         bool bind;
 };
 
@@ -287,22 +471,37 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
         const struct libmount_call *c = userdata;
         const struct km_mount_spec *s = c->s;
         _cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = NULL;
-        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX], source_path[64];
+        _cleanup_(km_mount_table_freep) struct km_mount_table *before = NULL;
+        char msg[KM_ERROR_MAX] = "", fd_path[PATH_MAX], source_path[64], held[64];
         const char *options = c->options;
         int target_fd = c->target_fd, source_fd = c->source_fd, r, rc, ex;
-        bool bind = c->bind;
+        bool bind = c->bind && !options_has(options, "remount"), by_path;
 
         if (!(cxt = sym_mnt_new_context()))
                 return km_error_set(err, -ENOMEM, "mount: %s", s->target);
 
         /*
-         * The kernel mounts on the held fd.  A helper gets the checked path,
-         * and so does a bind: libmount's second step (remount with the flags)
-         * must find the new mount, not the directory under it.
+         * The kernel mounts on the held fd.  A helper gets the checked path
+         * (it walks it again, and records it).  A new bind gets the held
+         * parent and the name: libmount's second step (remount with the
+         * flags) must find the new mount, not the directory under it.
          */
-        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", target_fd);
-        if (may_use_helper(s) || bind || access(fd_path, F_OK) < 0)
+        snprintf(held, sizeof(held), "/proc/self/fd/%d", target_fd);
+        snprintf(fd_path, sizeof(fd_path), "%s", held);
+        if (access(held, F_OK) < 0 || may_use_helper(s) || (bind && c->where->parent_fd < 0))
                 snprintf(fd_path, sizeof(fd_path), "%s", s->target);
+        else if (bind)
+                snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d/%s", c->where->parent_fd, c->where->name);
+        /* A mount that walks a path again is checked afterwards, against the table of before. */
+        by_path = !streq(fd_path, held) && !(s->flags & KM_MOUNT_FAKE);
+        if (by_path) {
+                if (c->where->parent_fd < 0)
+                        return km_error_set_plain(err, -EINVAL, "mount: %s: a target ending in '..' is not mounted on",
+                                                  s->target);
+                r = km_mount_table_load(NULL, &before, err);
+                if (r < 0)
+                        return r;
+        }
         /* A checked bind source is handed over as its fd, too. */
         snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
         if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
@@ -332,8 +531,8 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
                 }
                 return r;
         }
-        if (!(s->flags & KM_MOUNT_FAKE) && streq(fd_path, s->target)) {
-                r = verify_landed(s, target_fd, err);
+        if (by_path) {
+                r = verify_landed(s, target_fd, c->where, source_fd, before, err);
                 if (r < 0) {
                         *excode = MNT_EX_FAIL;
                         return r;
@@ -344,9 +543,10 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
 }
 
 KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+        _cleanup_(resolved_done) struct resolved where = { .parent_fd = -EBADF };
         _cleanup_free_ char *options = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF;
-        bool bind;
+        bool bind, usage;
         int r;
         int dummy;
 
@@ -360,15 +560,18 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         /* "mount --make-rshared TARGET" alone changes propagation only. */
         if (!s->source && s->has_propagation && !s->options && !s->sensitive &&
             !(s->flags & (KM_MOUNT_BIND | KM_MOUNT_RBIND))) {
-                r = apply_propagation(s, err);
-                *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
+                r = apply_propagation(s, &usage, err);
+                *excode = r < 0 ? (usage ? MNT_EX_USAGE : MNT_EX_FAIL) : MNT_EX_SUCCESS;
                 return r;
         }
 
         *excode = MNT_EX_FAIL;
-        target_fd = open_target(s, err);
-        if (target_fd < 0)
+        target_fd = open_target(s, &where, &usage, err);
+        if (target_fd < 0) {
+                if (usage)
+                        *excode = MNT_EX_USAGE;
                 return target_fd;
+        }
         r = refuse_duplicate(s, err);
         if (r < 0)
                 return r;
@@ -416,7 +619,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
 
         if (dlopen_libmount() < 0)
                 return km_error_set(err, -EOPNOTSUPP, "mount: %s: cannot load libmount", s->target);
-        struct libmount_call call = { s, options, target_fd, source_fd, bind };
+        struct libmount_call call = { s, options, target_fd, source_fd, &where, bind };
         /* A helper that leaves a daemon (FUSE) runs in cgroups of its own: it must outlive the caller's. */
         if (mount_spec_may_start_daemon(s) && may_use_helper(s) && !(s->flags & KM_MOUNT_FAKE))
                 r = run_in_own_cgroup("mount", mount_with_libmount, &call, excode, err);

@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "mount-identity.h"
 #include "syscalls.h"
 
 KM_EXPORT bool km_error_is_corrupted_mount(int r) {
@@ -27,6 +28,18 @@ KM_EXPORT bool km_error_is_corrupted_mount(int r) {
         }
 }
 
+
+int fd_mount_id(int fd, unsigned *ret) {
+        struct statx stx;
+
+        if (km_feature(KM_FEATURE_STATX_MNT) &&
+            statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+            (stx.stx_mask & STATX_MNT_ID)) {
+                *ret = (unsigned)stx.stx_mnt_id;
+                return 0;
+        }
+        return km_fdinfo_mnt_id(fd, ret);
+}
 
 /* The directory that holds the non-directory open at fd (which has no ".."). */
 static int open_parent_of_file(int fd) {

@@ -4,6 +4,7 @@
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
 
+#include "mount-identity.h"
 #include "util.h"
 
 DEFINE_CLEANUP(struct libmnt_iter, sym_mnt_free_iter)
@@ -99,6 +100,9 @@ KM_EXPORT unsigned km_mount_id(const struct km_mount *m) {
 KM_EXPORT unsigned km_mount_parent_id(const struct km_mount *m) {
         return (unsigned)sym_mnt_fs_get_parent_id(FS(m));
 }
+dev_t mount_devno(const struct km_mount *m) {
+        return sym_mnt_fs_get_devno(FS(m));
+}
 KM_EXPORT const char *km_mount_target(const struct km_mount *m) {
         return sym_mnt_fs_get_target(FS(m));
 }
@@ -185,25 +189,49 @@ KM_EXPORT void km_strv_free(char **strv) {
         free(strv);
 }
 
+/*
+ * GetMountRefs (k8s.io/mount-utils SearchMountPoints): the mount holding path
+ * is the last one in table order at or above it (later mounts cover earlier
+ * ones); path names root + the rest of path in its filesystem.  Every other
+ * mount showing that same directory of the same device refers to it: for a
+ * mount point its other binds, for a directory inside a mount the binds of it
+ * (a subPath source), for a plain directory usually none.
+ */
 KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret,
                                   struct km_error *err) {
-        const struct km_mount *self = km_mount_table_find_target(t, path);
+        struct libmnt_fs *self = NULL;
+        _cleanup_free_ char *root_path = NULL;
+        const char *target, *root, *rest;
         char **refs;
         size_t n = 0;
+        dev_t dev;
 
-        if (!self)
-                return km_error_set(err, -EINVAL, "refs %s: not a mount point", path);
+        *ret = NULL;
+        if (!path || path[0] != '/')
+                return km_error_set(err, -EINVAL, "refs %s: not an absolute path", path ? path : "");
+        for (size_t i = t->n; i > 0 && !self; i--) {
+                target = sym_mnt_fs_get_target(t->fs[i - 1]);
+                if (target && path_is_below(path, target))
+                        self = t->fs[i - 1];
+        }
+        if (!self || !(root = sym_mnt_fs_get_root(self)))
+                return km_error_set_plain(err, -ENOENT, "refs %s: no mount holds it", path);
+        target = sym_mnt_fs_get_target(self);
+        rest = streq(target, "/") ? path : path + strlen(target);
+        if (asprintf(&root_path, "%s/%s", root, rest) < 0)
+                return km_error_set(err, -ENOMEM, "refs %s", path);
+        path_simplify(root_path);
+
         refs = calloc(t->n + 1, sizeof(char *));
         if (!refs)
                 return km_error_set(err, -ENOMEM, "refs %s", path);
-
-        dev_t dev = sym_mnt_fs_get_devno(FS(self));
-        const char *root = km_mount_root(self);
+        dev = sym_mnt_fs_get_devno(self);
         for (size_t i = 0; i < t->n; i++) {
-                const char *target = sym_mnt_fs_get_target(t->fs[i]);
                 const char *r = sym_mnt_fs_get_root(t->fs[i]);
-                if ((const struct km_mount *)t->fs[i] == self || sym_mnt_fs_get_devno(t->fs[i]) != dev ||
-                    !r || !root || !streq(r, root) || !target || streq(target, path))
+                target = sym_mnt_fs_get_target(t->fs[i]);
+                /* The holding mount itself is left out by its id, as mount-utils does. */
+                if (t->fs[i] == self || sym_mnt_fs_get_id(t->fs[i]) == sym_mnt_fs_get_id(self) ||
+                    sym_mnt_fs_get_devno(t->fs[i]) != dev || !r || !streq(r, root_path) || !target)
                         continue;
                 if (!(refs[n++] = strdup(target))) {
                         km_strv_free(refs);

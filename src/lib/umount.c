@@ -3,22 +3,25 @@
  * Unmounting: umount2(2) directly (a host umount.TYPE helper through libmount
  * when one exists for the type), escalation normal -> force -> lazy on a
  * timeout or busy mount, and recursive unmount from one table snapshot.
+ * A mount is unmounted where it was found - a held parent directory and a
+ * name, checked by mount ID - never by walking its path again (THREATS 33).
  */
 #include <fcntl.h>
 #include <glob.h>
 #include "libmount-dl.h"
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "mount-identity.h"
 #include "options.h"
 #include "resolve.h"
 #include "syscalls.h"
+#include "umount-internal.h"
 #include "util.h"
 
 
@@ -82,13 +85,12 @@ static bool have_umount_helpers(void) {
  * mount): then the caller reads the table.  DONT_SYNC: no round trip to a
  * hung NFS server.
  */
-static char *fstype_at(const char *target) {
+static char *fstype_at(int dirfd, const char *name) {
         _cleanup_free_ struct km_statmount *sm = NULL;
         struct statx stx;
 
         if (!km_feature(KM_FEATURE_STATX_MNT) ||
-            statx(AT_FDCWD, target, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID_UNIQUE,
-                  &stx) < 0)
+            statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID_UNIQUE, &stx) < 0)
                 return NULL;
         if (!(stx.stx_mask & STATX_MNT_ID_UNIQUE) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
             !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
@@ -124,6 +126,75 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
         return rc;
 }
 
+int mount_top_at(int parent_fd, const char *name, unsigned *ret_id) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!*name || streq(name, ".") || streq(name, "..") || strchr(name, '/'))
+                return -EINVAL;
+        fd = openat(parent_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = fd_mount_id(fd, ret_id);
+        return r < 0 ? r : TAKE_FD(fd);
+}
+
+int mount_id_at(int parent_fd, const char *name, unsigned *ret_id) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statx stx;
+
+        if (!*name || streq(name, ".") || streq(name, "..") || strchr(name, '/'))
+                return -EINVAL;
+        /* No fd to open and close (a shared fd table is a point of contention for the threads of umount -R). */
+        if (km_feature(KM_FEATURE_STATX_MNT)) {
+                if (statx(parent_fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
+                        return -errno;
+                if (stx.stx_mask & STATX_MNT_ID) {
+                        *ret_id = (unsigned)stx.stx_mnt_id;
+                        return 0;
+                }
+        }
+        fd = mount_top_at(parent_fd, name, ret_id);
+        return fd < 0 ? fd : 0;
+}
+
+int umount_at(int parent_fd, const char *name, int mnt_flags) {
+        char path[64 + NAME_MAX];
+
+        if (!*name || streq(name, ".") || streq(name, "..") || strchr(name, '/'))
+                return -EINVAL;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", parent_fd, name);
+        return umount2(path, mnt_flags | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int open_parent_nofollow(const char *path, const char **ret_name) {
+        _cleanup_close_ int root = -EBADF;
+        _cleanup_free_ char *dir = NULL;
+        const char *slash = path ? strrchr(path, '/') : NULL;
+
+        if (!slash || path[0] != '/' || !slash[1])
+                return -EINVAL;
+        dir = strndup(path + 1, slash - path - (slash > path));
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (!dir || root < 0)
+                return dir ? -errno : -ENOMEM;
+        *ret_name = slash + 1;
+        return resolve_beneath(root, dir);
+}
+
+/* Still the mount that was checked?  Gone (-ENOENT) or another one (-ESTALE) is not unmounted. */
+static int utarget_check(const struct utarget *t) {
+        unsigned id;
+        int r;
+
+        if (t->parent_fd < 0 || !t->expect_id)
+                return 0;
+        r = mount_id_at(t->parent_fd, t->name, &id);
+        if (r < 0)
+                return r;
+        return id == t->expect_id ? 0 : -ESTALE;
+}
+
 /*
  * One unmount attempt in this process.  helpers: the host has umount.*
  * helpers, so the type matters.  fstype: the type from a table snapshot
@@ -132,30 +203,42 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
  * not looked at without helpers, nor for a forced or lazy unmount (the
  * cases of a hung NFS server, where a path walk may wait for it).
  */
-static int umount_once(const char *target, int mnt_flags, bool helpers, const char *fstype, struct km_error *err) {
+int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype,
+                       struct km_error *err) {
+        const char *target = t->shown;
+        int r;
+
+        r = utarget_check(t);
+        if (r == -ESTALE)
+                return km_error_set_plain(err, r, "umount: %s: another mount took its place; not unmounted", target);
+        if (r < 0)
+                return km_error_set(err, r, "umount: %s", target);
         if (helpers) {
-                _cleanup_free_ char *type = fstype || mnt_flags ? NULL : fstype_at(target);
+                _cleanup_free_ char *type = fstype || mnt_flags ? NULL
+                                            : t->parent_fd >= 0 ? fstype_at(t->parent_fd, t->name)
+                                                                : fstype_at(AT_FDCWD, target);
                 bool helper;
 
                 if (fstype || type)
                         helper = host_helper_exists("umount", fstype ? fstype : type);
                 else {
-                        struct km_mount_table *t = NULL;
+                        struct km_mount_table *tb = NULL;
                         const struct km_mount *m;
 
-                        helper = km_mount_table_load(NULL, &t, NULL) == 0 &&
-                                 (m = km_mount_table_find_target(t, target)) && host_helper_exists("umount", km_mount_fstype(m));
-                        km_mount_table_free(t);
+                        helper = km_mount_table_load(NULL, &tb, NULL) == 0 &&
+                                 (m = km_mount_table_find_target(tb, target)) && host_helper_exists("umount", km_mount_fstype(m));
+                        km_mount_table_free(tb);
                 }
+                /* A helper needs the path: it walks it again (umount.nfs, umount.cifs ...). */
                 if (helper)
                         return umount_with_helper(target, mnt_flags, err);
         }
-        if (umount2(target, mnt_flags | UMOUNT_NOFOLLOW) < 0) {
-                int r = -errno;
-                if (r == -EINVAL)
-                        return km_error_set_plain(err, r, "umount: %s: not mounted", target);
+        r = t->parent_fd >= 0 ? umount_at(t->parent_fd, t->name, mnt_flags)
+                              : umount2(target, mnt_flags | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
+        if (r == -EINVAL)
+                return km_error_set_plain(err, r, "umount: %s: not mounted", target);
+        if (r < 0)
                 return km_error_set(err, r, "umount: %s", target);
-        }
         return 0;
 }
 
@@ -165,8 +248,9 @@ static int umount_once(const char *target, int mnt_flags, bool helpers, const ch
  * else its negative errno.  The worker is a grandchild, orphaned at once, so
  * a worker stuck in the kernel never leaves a zombie in the caller.
  */
-static int umount_once_timed(const char *target, int mnt_flags, bool helpers, const char *fstype, int timeout_ms,
-                             struct km_error *err) {
+static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype,
+                             int timeout_ms, struct km_error *err) {
+        const char *target = t->shown;
         _cleanup_close_ int rd = -EBADF, worker_fd = -EBADF;
         struct pollfd p;
         int fds[2], status, r;
@@ -189,7 +273,7 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
                 w = getpid();
                 if (write(fds[1], &w, sizeof(w)) != sizeof(w))
                         _exit(1);
-                answer = umount_once(target, mnt_flags, helpers, fstype, NULL);
+                answer = umount_once(t, mnt_flags, helpers, fstype, NULL);
                 _exit(write(fds[1], &answer, sizeof(answer)) != sizeof(answer));
         }
         close(fds[1]);
@@ -213,225 +297,49 @@ static int umount_once_timed(const char *target, int mnt_flags, bool helpers, co
                 return 0;
         if (answer == -EINVAL)
                 return km_error_set_plain(err, answer, "umount: %s: not mounted", target);
+        if (answer == -ESTALE)
+                return km_error_set_plain(err, answer, "umount: %s: another mount took its place; not unmounted",
+                                          target);
         return km_error_set(err, answer, "umount: %s", target);
 }
 
-static int umount_escalating(const char *target, unsigned flags, int timeout_ms, bool helpers, const char *fstype,
-                             struct km_error *err) {
+int umount_escalating(const struct utarget *t, unsigned flags, int timeout_ms, bool helpers,
+                             const char *fstype, struct km_error *err) {
+        const char *target = t->shown;
         int r;
 
         if (flags & KM_UMOUNT_LAZY)
-                return umount_once(target, MNT_DETACH, helpers, fstype, err);
+                return umount_once(t, MNT_DETACH, helpers, fstype, err);
         if (timeout_ms <= 0)
-                return umount_once(target, (flags & KM_UMOUNT_FORCE) ? MNT_FORCE : 0, helpers, fstype, err);
+                return umount_once(t, (flags & KM_UMOUNT_FORCE) ? MNT_FORCE : 0, helpers, fstype, err);
 
         if (!(flags & KM_UMOUNT_FORCE)) {
-                r = umount_once_timed(target, 0, helpers, fstype, timeout_ms, err);
+                r = umount_once_timed(t, 0, helpers, fstype, timeout_ms, err);
                 if (r != -ETIMEDOUT && r != -EBUSY)
                         return r;
                 km_log(KM_LOG_WARNING, "umount %s: %s, retrying with force", target,
                        r == -EBUSY ? "busy" : "timed out");
         }
-        r = umount_once_timed(target, MNT_FORCE, helpers, fstype, timeout_ms, err);
+        r = umount_once_timed(t, MNT_FORCE, helpers, fstype, timeout_ms, err);
         if (r != -ETIMEDOUT && r != -EBUSY)
                 return r;
         km_log(KM_LOG_WARNING, "umount %s: forced unmount %s, detaching lazily", target,
                r == -EBUSY ? "busy" : "timed out");
-        return umount_once(target, MNT_DETACH, false, NULL, err);
-}
-
-struct victim {
-        const char *target, *fstype;
-        size_t depth, order;
-        bool helper; /* has a umount.TYPE helper: unmounted by the calling thread */
-};
-
-static int victim_cmp(const void *a, const void *b) {
-        const struct victim *x = a, *y = b;
-        if (x->depth != y->depth)
-                return x->depth < y->depth ? 1 : -1; /* deepest first */
-        return x->order < y->order ? 1 : -1;         /* then the latest mounted */
-}
-
-static size_t path_depth(const char *p) {
-        size_t d = 0;
-        for (; *p; p++)
-                d += *p == '/' && p[1] && p[1] != '/';
-        return d;
+        return umount_once(t, MNT_DETACH, false, NULL, err);
 }
 
 /*
- * One level (same depth) of a recursive unmount, shared by the threads.
- * Each umount2(2) waits for an RCU grace period in the kernel (~0.15 ms
- * here) after it has dropped the namespace lock, so unmounts of mounts of
- * the same depth - none can be the parent of another - overlap well:
- * 20,000 mounts took 2.8 s one by one, 0.5 s with 8 threads, 0.4 s with 16
- * (docs/benchmarks.md, P4).
+ * The target as a held fd and where it was found.  Below confine no symlink
+ * or ".." is followed; elsewhere symlinks are, as umount(8) canonicalizes.
  */
-struct level {
-        struct victim *v;
-        size_t n, next;
-        int mnt_flags;
-        pthread_mutex_t lock;
-        size_t done, first_error; /* index of the first failed victim, n if none */
-        int r;
-        struct km_error err;
-};
-
-static void level_record(struct level *l, size_t i, int k, const struct km_error *e) {
-        /* Gone already: propagation from a peer took it, or it was stacked. */
-        if (k == -EINVAL || k == -ENOENT)
-                return;
-        pthread_mutex_lock(&l->lock);
-        l->done += k == 0;
-        if (k < 0 && i < l->first_error) {
-                l->first_error = i;
-                l->r = k;
-                l->err = *e;
-        }
-        pthread_mutex_unlock(&l->lock);
-}
-
-static void level_work(struct level *l) {
-        for (;;) {
-                size_t i = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
-                struct km_error e = { 0 };
-                int k;
-
-                if (i >= l->n)
-                        return;
-                if (l->v[i].helper)
-                        continue; /* done by the calling thread */
-                k = umount_once(l->v[i].target, l->mnt_flags, false, NULL, &e);
-                level_record(l, i, k, &e);
-        }
-}
-
-static void *level_thread(void *userdata) {
-        /*
-         * Stop sharing the caller's fs_struct right away: km_hostns_run's
-         * setns() back needs it unshared, and a joined thread may not have
-         * released it yet (exit_fs runs after the join wake-up).
-         */
-        if (unshare(CLONE_FS) == 0)
-                level_work(userdata);
-        return NULL;
-}
-
-#define UMOUNT_THREADS_MAX 16
-#define UMOUNT_PER_THREAD 32
-
-/* Unmounts v[0..n) (one depth) in parallel; helpers and escalation stay serial. */
-static void umount_level(struct level *l, unsigned flags) {
-        pthread_t threads[UMOUNT_THREADS_MAX];
-        pthread_attr_t attr;
-        size_t want = l->n / UMOUNT_PER_THREAD, started = 0;
-
-        l->mnt_flags = (flags & KM_UMOUNT_LAZY) ? MNT_DETACH : (flags & KM_UMOUNT_FORCE) ? MNT_FORCE : 0;
-        for (size_t i = 0; i < l->n; i++)
-                if (l->v[i].helper) {
-                        struct km_error e = { 0 };
-                        int k = umount_once(l->v[i].target, l->mnt_flags, true, l->v[i].fstype, &e);
-                        level_record(l, i, k, &e);
-                }
-        if (want > UMOUNT_THREADS_MAX)
-                want = UMOUNT_THREADS_MAX;
-        if (want > 1 && pthread_attr_init(&attr) == 0) {
-                pthread_attr_setstacksize(&attr, 256 * 1024);
-                /* New threads are in the calling thread's mount namespace (km_hostns_run). */
-                for (; started < want - 1; started++)
-                        if (pthread_create(&threads[started], &attr, level_thread, l) != 0)
-                                break;
-                pthread_attr_destroy(&attr);
-        }
-        level_work(l); /* the calling thread works too, alone if no thread started */
-        for (size_t i = 0; i < started; i++)
-                pthread_join(threads[i], NULL);
-}
-
-/* Everything at or below target, from one snapshot of the table, deepest first. */
-static int umount_recursive(const char *target, unsigned flags, int timeout_ms, bool helpers,
-                            struct km_error *err) {
-        struct km_mount_table *t = NULL;
-        _cleanup_free_ struct victim *v = NULL;
-        size_t n = 0, done = 0;
-        int r;
-
-        r = km_mount_table_load(NULL, &t, err);
-        if (r < 0)
-                return r;
-        v = calloc(km_mount_table_size(t) + 1, sizeof(*v));
-        if (!v) {
-                km_mount_table_free(t);
-                return km_error_set(err, -ENOMEM, "umount -R %s", target);
-        }
-        for (size_t i = 0; i < km_mount_table_size(t); i++) {
-                const struct km_mount *m = km_mount_table_at(t, i);
-                const char *mp = km_mount_target(m);
-                if (mp && path_is_below(mp, target))
-                        v[n++] = (struct victim){ mp, km_mount_fstype(m), path_depth(mp), i,
-                                                  helpers && host_helper_exists("umount", km_mount_fstype(m)) };
-        }
-        if (n == 0) {
-                km_mount_table_free(t);
-                return km_error_set_plain(err, -EINVAL, "umount: %s: not mounted", target);
-        }
-        qsort(v, n, sizeof(*v), victim_cmp);
-
-        r = 0;
-        if (timeout_ms <= 0) {
-                /* Level by level; a level is finished before its parents start. */
-                for (size_t i = 0, j; i < n; i = j) {
-                        struct level l = { .v = v + i, .lock = PTHREAD_MUTEX_INITIALIZER };
-                        for (j = i; j < n && v[j].depth == v[i].depth; j++)
-                                ;
-                        l.n = l.first_error = j - i;
-                        umount_level(&l, flags);
-                        done += l.done;
-                        if (l.r < 0 && r == 0) {
-                                r = l.r;
-                                if (err)
-                                        *err = l.err;
-                        }
-                }
-        } else
-                /* With a timeout each attempt runs in a child process: one by one. */
-                for (size_t i = 0; i < n; i++) {
-                        struct km_error e = { 0 };
-                        int k = umount_escalating(v[i].target, flags & ~KM_UMOUNT_RECURSIVE, timeout_ms, helpers,
-                                                  v[i].fstype, &e);
-                        /* Gone already: propagation from a peer took it, or it was stacked. */
-                        if (k == -EINVAL || k == -ENOENT)
-                                continue;
-                        if (k < 0 && r == 0) {
-                                r = k;
-                                if (err)
-                                        *err = e;
-                        }
-                        done += k == 0;
-                }
-        km_log(KM_LOG_INFO, "unmounted %zu of %zu mounts under %s", done, n, target);
-        km_mount_table_free(t);
-        return r;
-}
-
-/*
- * A target below confine must not pass through a symlink or "..": checked by
- * a walk.  The fd is not kept (it would keep the mount busy), so the unmount
- * goes by path: a symlink swapped in between is the race THREATS 2 names.
- */
-static int check_confined(const char *target, const char *confine, struct km_error *err) {
+static int open_target(const char *target, const char *confine, struct resolved *where, struct km_error *err) {
         char component[256] = "";
         const char *why;
         int fd;
 
-        if (!confine || !path_is_below(target, confine))
-                return 0;
-        fd = resolve_confined(target, confine, &why, component, sizeof(component));
-        if (fd >= 0) {
-                close(fd);
-                return 0;
-        }
+        fd = resolve_confined_at(target, confine, where, &why, component, sizeof(component));
+        if (fd >= 0)
+                return fd;
         if (why)
                 return km_error_set_plain(err, fd, "umount: %s: '%s' %s %s", target, component, why, confine);
         if (fd == -ENOENT)
@@ -441,7 +349,9 @@ static int check_confined(const char *target, const char *confine, struct km_err
 
 KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
                         struct km_error *err) {
+        _cleanup_(resolved_done) struct resolved where = { .parent_fd = -EBADF };
         _cleanup_free_ char *abs = NULL;
+        _cleanup_close_ int fd = -EBADF;
         const char *why;
         bool helpers;
         int r, dummy;
@@ -455,16 +365,32 @@ KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags,
                 return km_error_set(err, -ENOMEM, "umount: %s", target);
         target = abs;
         *excode = MNT_EX_FAIL;
-        r = check_confined(target, confine, err);
-        if (r < 0)
-                return r;
+        fd = open_target(target, confine, &where, err);
+        if (fd < 0)
+                return fd;
+        /* A default kubelet dir nobody named: a target outside it would not be confined (fail closed). */
+        if ((flags & KM_UMOUNT_CONFINE_REQUIRED) && !where.inside) {
+                *excode = MNT_EX_USAGE;
+                return km_error_set_plain(err, -EPERM,
+                                          "umount: %s: outside the kubelet dir %s, the default, so not confined; "
+                                          "name the kubelet's root dir (kubemount --kubelet-dir=DIR or "
+                                          "KUBEMOUNT_KUBELET_DIR=DIR)",
+                                          target, confine ? confine : "(none)");
+        }
+        if (where.parent_fd < 0 && !streq(target, "/"))
+                return km_error_set_plain(err, -EINVAL, "umount: %s: a target ending in '..' is not unmounted", target);
         helpers = have_umount_helpers();
-        if (flags & KM_UMOUNT_RECURSIVE) {
-                /* The table holds canonical paths; a corrupted target cannot be resolved. */
-                _cleanup_free_ char *canonical = realpath(target, NULL);
-                r = umount_recursive(canonical ? canonical : target, flags, timeout_ms, helpers, err);
-        } else
-                r = umount_escalating(target, flags, timeout_ms, helpers, NULL, err);
+        if (flags & KM_UMOUNT_RECURSIVE)
+                r = umount_recursive(target, &fd, &where, flags, timeout_ms, helpers, err);
+        else {
+                unsigned id;
+                r = fd_mount_id(fd, &id);
+                closep(&fd); /* it would keep the mount busy */
+                if (r < 0)
+                        return km_error_set(err, r, "umount: %s: mount ID", target);
+                struct utarget t = { target, where.parent_fd, where.name, id };
+                r = umount_escalating(&t, flags, timeout_ms, helpers, NULL, err);
+        }
         *excode = r == 0 ? MNT_EX_SUCCESS : r == -ENOMEM ? MNT_EX_SYSERR : MNT_EX_FAIL;
         if (r == 0)
                 km_log(KM_LOG_INFO, "unmounted %s", target);

@@ -13,7 +13,8 @@
 # (kubemount's default host namespace) is the script's own namespace.
 #
 #     node_up [--private] [--no-kubelet]
-#         a tmpfs $NODE with the kubelet dir $KUBELET_DIR on it; made rshared
+#         a tmpfs $NODE with the kubelet dir $KUBELET_DIR on it (exported as
+#         KUBEMOUNT_KUBELET_DIR, which kubemount and its nsenter honour); made rshared
 #         like kubelet/kubemount setup would do (unless --private), and a
 #         containerized kubelet (unless --no-kubelet);
 #     ctr_up NAME HOSTPATH:CTRPATH:PROPAGATION...
@@ -226,7 +227,7 @@ node_sandbox() {
         KM_NODES=0
         trap _km_sandbox_exit EXIT
         export KUBEMOUNT
-        unset KUBEMOUNT_HOST_MOUNT_NS KUBEMOUNT_COMPAT
+        unset KUBEMOUNT_HOST_MOUNT_NS KUBEMOUNT_COMPAT KUBEMOUNT_KUBELET_DIR
         # Cgroups kubemount makes for FUSE daemons go under a name of this run's,
         # removed at exit (cgroupfs is the machine's: a mount namespace does not hide it).
         export KUBEMOUNT_CGROUP_PARENT="kubemount-test-$KM_RUN_ID"
@@ -405,6 +406,9 @@ node_up() {
         KM_NODES=$((KM_NODES + 1))
         NODE=$KM_TOP/node$KM_NODES
         KUBELET_DIR=$NODE/var/lib/kubelet
+        # Named, as a node whose kubelet has another --root-dir must name it:
+        # else kubemount refuses targets outside /var/lib/kubelet.
+        export KUBEMOUNT_KUBELET_DIR=$KUBELET_DIR
         mkdir -p "$NODE"
         # Private, like a distro whose / is private: nothing propagates
         # until someone makes the kubelet dir shared.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Queries on a loaded mount table: accessors, km_mount_table_find_target()
- * on stacked mounts, km_mount_table_refs() (GetMountRefs semantics),
+ * on stacked mounts, km_mount_table_refs() (mount-utils' GetMountRefs and
+ * SearchMountPoints, for mount points and other paths),
  * km_propagation_name() and masked options.
  */
 #include <errno.h>
@@ -154,7 +155,7 @@ static void test_refs_of_global_mount_are_the_pod_binds(void **state) {
         km_strv_free(refs);
 }
 
-static void test_refs_exclude_the_path_itself(void **state) {
+static void test_refs_exclude_the_holding_mount_only(void **state) {
         char **refs = NULL;
 
         assert_int_equal(refs_of(*state, POD_A_PVC, &refs), 3);
@@ -163,11 +164,14 @@ static void test_refs_exclude_the_path_itself(void **state) {
         assert_true(strv_contains(refs, POD_B_PVC));
         km_strv_free(refs);
 
-        /* Every mount at the path itself is left out, stacked ones too. */
-        assert_int_equal(refs_of(*state, POD_B_PVC, &refs), 2);
-        assert_false(strv_contains(refs, POD_B_PVC));
-        assert_true(strv_contains(refs, GLOBALMOUNT));
-        assert_true(strv_contains(refs, POD_A_PVC));
+        /*
+         * As mount-utils: the topmost mount at the path (205) is left out by
+         * its id; the leaked one under it (202) shows the same and counts.
+         */
+        assert_int_equal(refs_of(*state, POD_B_PVC, &refs), 3);
+        assert_string_equal(refs[0], GLOBALMOUNT);
+        assert_string_equal(refs[1], POD_A_PVC);
+        assert_string_equal(refs[2], POD_B_PVC);
         km_strv_free(refs);
 }
 
@@ -201,17 +205,78 @@ static void test_refs_of_root_and_of_a_bind_with_other_root(void **state) {
         km_strv_free(refs);
 }
 
-static void test_refs_of_non_mount_point_is_an_error(void **state) {
+/* A directory inside a mount: the binds of that directory (a subPath source), as mount-utils finds them. */
+static void test_refs_of_a_directory_inside_a_mount_are_its_binds(void **state) {
         char **refs = NULL;
-        struct km_error err = {};
-        const char *path = "/var/lib/kubelet/pods/pod-a/volumes";
 
-        assert_int_equal(km_mount_table_refs(*state, path, &refs, &err), -EINVAL);
+        assert_int_equal(refs_of(*state, GLOBALMOUNT "/data", &refs), 1);
+        assert_string_equal(refs[0], POD_C_SUBPATH);
+        km_strv_free(refs);
+        /* Through another bind of the same filesystem: the same directory. */
+        assert_int_equal(refs_of(*state, POD_A_PVC "/data", &refs), 1);
+        assert_string_equal(refs[0], POD_C_SUBPATH);
+        km_strv_free(refs);
+        /* A sibling, a deeper directory, a prefix that is not a directory boundary: none. */
+        assert_int_equal(refs_of(*state, GLOBALMOUNT "/other", &refs), 0);
+        km_strv_free(refs);
+        assert_int_equal(refs_of(*state, GLOBALMOUNT "/data/deeper", &refs), 0);
+        km_strv_free(refs);
+        assert_int_equal(refs_of(*state, GLOBALMOUNT "/dat", &refs), 0);
+        km_strv_free(refs);
+}
+
+/* A plain directory (held by the kubelet dir's bind, root /var/lib/kubelet): no refs, no error. */
+static void test_refs_of_a_plain_directory_are_empty(void **state) {
+        char **refs = NULL;
+
+        assert_int_equal(refs_of(*state, "/var/lib/kubelet/pods/pod-a/volumes", &refs), 0);
+        assert_non_null(refs);
+        km_strv_free(refs);
+        /* Held by "/": root "/" + the path. */
+        assert_int_equal(refs_of(*state, "/nowhere", &refs), 0);
+        km_strv_free(refs);
+}
+
+/* /var/lib/kubelet/x on the root filesystem is what the kubelet dir's bind (root /var/lib/kubelet) shows as x. */
+static void test_refs_compare_root_plus_rest_of_path(void **state) {
+        struct km_mount_table *t = test_load_fixture("mountinfo/refs.mountinfo");
+        char **refs = NULL;
+
+        /* Below /srv (root "/" of 8:1): /srv/vol of 8:1, which /mnt/vol (root /srv/vol) shows. */
+        assert_int_equal(refs_of(t, "/srv/vol", &refs), 1);
+        assert_string_equal(refs[0], "/mnt/vol");
+        km_strv_free(refs);
+        /* And back: /mnt/vol is held by its own bind; /srv/vol is not a mount: no ref. */
+        assert_int_equal(refs_of(t, "/mnt/vol", &refs), 0);
+        km_strv_free(refs);
+        /* A directory below the bind: root /srv/vol/sub, which /mnt/sub shows. */
+        assert_int_equal(refs_of(t, "/mnt/vol/sub", &refs), 1);
+        assert_string_equal(refs[0], "/mnt/sub");
+        km_strv_free(refs);
+        km_mount_table_free(t);
+}
+
+static void test_refs_errors(void **state) {
+        struct km_mount_table *t = test_load_fixture("mountinfo/refs.mountinfo");
+        char **refs = (char **)1;
+        struct km_error err = {};
+
+        /* Relative: mount-utils would not match it either. */
+        assert_int_equal(km_mount_table_refs(t, "srv/vol", &refs, &err), -EINVAL);
         assert_null(refs);
-        assert_int_equal(err.code, -EINVAL);
-        assert_non_null(strstr(err.message, path));
-        assert_int_equal(km_mount_table_refs(*state, "/nowhere", &refs, NULL), -EINVAL);
+        assert_non_null(strstr(err.message, "srv/vol"));
+        km_mount_table_free(t);
+
+        /* A table without "/" (a chroot's view): nothing holds /elsewhere. */
+        t = test_load_fixture("mountinfo/stacked.mountinfo");
+        assert_int_equal(refs_of(t, "/mnt/stack/inner/x", &refs), 0);
+        km_strv_free(refs);
+        km_mount_table_free(t);
+        t = test_load_fixture("mountinfo/no-root.mountinfo");
+        assert_int_equal(km_mount_table_refs(t, "/elsewhere", &refs, &err), -ENOENT);
         assert_null(refs);
+        assert_non_null(strstr(err.message, "/elsewhere"));
+        km_mount_table_free(t);
 }
 
 static void test_refs_of_stacked_target_use_topmost(void **state) {
@@ -263,12 +328,16 @@ int main(void) {
                 cmocka_unit_test(test_find_target_returns_topmost_of_stacked_mounts),
                 cmocka_unit_test(test_find_target_is_exact_not_prefix),
                 cmocka_unit_test_setup_teardown(test_refs_of_global_mount_are_the_pod_binds, load_node, free_table),
-                cmocka_unit_test_setup_teardown(test_refs_exclude_the_path_itself, load_node, free_table),
+                cmocka_unit_test_setup_teardown(test_refs_exclude_the_holding_mount_only, load_node, free_table),
                 cmocka_unit_test_setup_teardown(test_refs_need_same_root, load_node, free_table),
                 cmocka_unit_test_setup_teardown(test_refs_need_same_device, load_node, free_table),
                 cmocka_unit_test_setup_teardown(test_refs_of_root_and_of_a_bind_with_other_root, load_node,
                                                 free_table),
-                cmocka_unit_test_setup_teardown(test_refs_of_non_mount_point_is_an_error, load_node, free_table),
+                cmocka_unit_test_setup_teardown(test_refs_of_a_directory_inside_a_mount_are_its_binds, load_node,
+                                                free_table),
+                cmocka_unit_test_setup_teardown(test_refs_of_a_plain_directory_are_empty, load_node, free_table),
+                cmocka_unit_test(test_refs_compare_root_plus_rest_of_path),
+                cmocka_unit_test(test_refs_errors),
                 cmocka_unit_test(test_refs_of_stacked_target_use_topmost),
                 cmocka_unit_test(test_strv_free_accepts_null),
                 cmocka_unit_test(test_propagation_names_match_findmnt),
