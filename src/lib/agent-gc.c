@@ -90,7 +90,7 @@ static void action(json_t *actions, const char *what, const char *name, const ch
  * The result is read only after the thread wrote its index to report.
  */
 struct probe {
-        const char *target, *type;
+        const char *target, *type, *kubelet_dir;
         size_t index;
         int report;
         uint64_t deadline_ms;
@@ -116,7 +116,7 @@ static void *probe_main(void *arg) {
         p->dead = km_error_is_corrupted_mount(km_is_mount_point(p->target, NULL));
         if (p->dead) {
                 /* In this thread (no timeout, no child process): the deadline bounds it. */
-                p->umount_r = km_umount(p->target, NULL, 0, 0, &excode, &err);
+                p->umount_r = km_umount(p->target, p->kubelet_dir, KM_UMOUNT_CONFINE_REQUIRED, 0, &excode, &err);
                 snprintf(p->message, sizeof(p->message), "%s", err.message);
         }
         (void)!write(p->report, &p->index, sizeof(p->index));
@@ -203,7 +203,9 @@ static void gc_dead_mounts(const char *dir, json_t *actions) {
 
                 if (!type || !startswith(type, "fuse") || !path_is_below(target, dir) || path_is_below(dir, target))
                         continue;
-                probes[n] = (struct probe){ .target = target, .type = type, .index = n, .report = report[1], .go = true };
+                probes[n] = (struct probe){
+                        .target = target, .type = type, .kubelet_dir = dir, .index = n, .report = report[1], .go = true
+                };
                 n++;
         }
         (void)km_feature(0); /* loaded once, before the threads */
