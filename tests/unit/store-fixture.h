@@ -2,11 +2,12 @@
 /*
  * A fresh store for each store test (test-store.c, test-store-rootfs.c):
  * BASE, a new temp dir, and STORE_DIR = BASE/store (not created), removed
- * with everything below it, 0555 image dirs included.  Include after
- * <cmocka.h> and test-helpers.h.
+ * with everything below it, 0555 image dirs included; open_store() and
+ * count().  Include after <cmocka.h>, test-helpers.h and store.h.
  */
 #pragma once
 
+#include <dirent.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -49,4 +50,28 @@ __attribute__((format(printf, 1, 2))) static const char *P(const char *fmt, ...)
         va_end(ap);
         snprintf(b, sizeof(bufs[0]), "%s/%s", store_dir, rel);
         return b;
+}
+
+static struct store *open_store(void) {
+        struct km_error err = {};
+        struct store *s = NULL;
+        int r = store_open(store_dir, &s, &err);
+
+        if (r < 0)
+                fail_msg("store_open %s: %d %s", store_dir, r, err.message);
+        return s;
+}
+
+/* Entries of STORE/REL ("." and ".." not counted); -1 if it cannot be opened. */
+static int count(const char *rel) {
+        DIR *d = opendir(P("%s", rel));
+        struct dirent *de;
+        int n = 0;
+
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+        closedir(d);
+        return n;
 }

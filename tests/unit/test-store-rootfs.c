@@ -37,28 +37,6 @@ static int setup(void **state) {
 /* STORE/rootfs/HEX/REL */
 #define T(rel) P("rootfs/%s/%s", D + 7, rel)
 
-static struct store *open_store(void) {
-        struct km_error err = {};
-        struct store *s = NULL;
-        int r = store_open(store_dir, &s, &err);
-
-        if (r < 0)
-                fail_msg("store_open %s: %d %s", store_dir, r, err.message);
-        return s;
-}
-
-static int count(const char *rel) {
-        DIR *d = opendir(P("%s", rel));
-        struct dirent *de;
-        int n = 0;
-
-        if (!d)
-                return -1;
-        while ((de = readdir(d)))
-                n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-        closedir(d);
-        return n;
-}
 
 static void put(const char *path, const char *data) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -31,29 +31,6 @@ static int setup(void **state) {
         return store_fixture_setup();
 }
 
-static struct store *open_store(void) {
-        struct km_error err = {};
-        struct store *s = NULL;
-        int r = store_open(store_dir, &s, &err);
-
-        if (r < 0)
-                fail_msg("store_open %s: %d %s", store_dir, r, err.message);
-        return s;
-}
-
-/* Entries of STORE/REL ("." and ".." not counted); -1 if it cannot be opened. */
-static int count(const char *rel) {
-        DIR *d = opendir(P("%s", rel));
-        struct dirent *de;
-        int n = 0;
-
-        if (!d)
-                return -1;
-        while ((de = readdir(d)))
-                n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-        closedir(d);
-        return n;
-}
 
 static void digest_of(const char *s, char out[DIGEST_STRING_MAX]) {
         digest_buffer(s, strlen(s), out);
