@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kubemount.h"
@@ -111,4 +112,36 @@ static inline const struct km_mount *test_find(const struct km_mount_table *t, c
         if (!m)
                 fail_msg("no mount at '%s'", path);
         return m;
+}
+
+/*
+ * Runs child(TMP) in a forked process, TMP a new empty temp dir removed
+ * afterwards.  For tests that mount: the child makes its own private mount
+ * namespace and _exit()s 0 on success, 77 when it cannot (then the test
+ * skips, as it does without root), anything else on failure.
+ */
+static inline void test_in_child_as_root(void (*child)(const char *tmp)) {
+        char *tmp;
+        int status;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_note("skipped: needs root for a tmpfs in a private mount namespace");
+                skip();
+        }
+        tmp = test_mkdtemp();
+        fflush(stdout);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                child(tmp);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(rmdir(tmp), 0);
+        free(tmp);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77) {
+                test_note("skipped: no mount namespace here");
+                skip();
+        }
+        assert_int_equal(WEXITSTATUS(status), 0);
 }

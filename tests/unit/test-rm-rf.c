@@ -135,31 +135,7 @@ static _Noreturn void mount_child(const char *tmp) {
 }
 
 static void test_mount_point(void **state) {
-        char *tmp;
-        int status;
-        pid_t pid;
-
-        if (geteuid() != 0) {
-                test_note("skipped: needs root for a tmpfs in a private mount namespace");
-                skip();
-        }
-        tmp = test_mkdtemp();
-        fflush(stdout);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-                mount_child(tmp);
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 77) {
-                rmdir(tmp);
-                free(tmp);
-                test_note("skipped: no mount namespace here");
-                skip();
-        }
-        assert_int_equal(WEXITSTATUS(status), 0);
-        assert_int_equal(rmdir(tmp), 0);
-        free(tmp);
+        test_in_child_as_root(mount_child);
 }
 
 int main(void) {

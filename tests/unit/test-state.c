@@ -363,29 +363,7 @@ static void tmpfs_child(const char *dir) {
 }
 
 static void test_write_enospc_erofs_keep_old_file(void **state) {
-        char *tmp;
-        int status;
-        pid_t pid;
-
-        if (geteuid() != 0) {
-                test_note("skipped: needs root for a tmpfs in a private mount namespace");
-                skip();
-        }
-        tmp = test_mkdtemp();
-        fflush(stdout);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-                tmpfs_child(tmp);
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_int_equal(rmdir(tmp), 0);
-        free(tmp);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 77) {
-                test_note("skipped: no mount namespace here");
-                skip();
-        }
-        assert_int_equal(WEXITSTATUS(status), 0);
+        test_in_child_as_root(tmpfs_child);
 }
 
 /* ---- state_dir_open ---- */
