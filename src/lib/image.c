@@ -56,14 +56,15 @@ static int layout_blob_open(struct source *src, const char *digest, struct km_er
 /* A file named by the user (an archive, a tarball): followed if a symlink, but only a regular file, never blocking. */
 static int open_input(const char *file, struct km_error *err) {
         _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        struct stat st;
+        int r;
 
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0)
                 return km_error_set(err, -errno, "%s", file);
-        if (!S_ISREG(st.st_mode))
+        r = fd_regular_blocking(fd);
+        if (r == -EBADMSG)
                 return km_error_set_plain(err, -EINVAL, "%s: not a regular file", file);
-        if (fcntl(fd, F_SETFL, O_RDONLY) < 0)
-                return km_error_set(err, -errno, "%s", file);
+        if (r < 0)
+                return km_error_set(err, r, "%s", file);
         return TAKE_FD(fd);
 }
 

@@ -31,13 +31,7 @@
 #define STAGE "/r"
 
 static int openat2_in_root(int root, const char *path, int flags) {
-        struct open_how how = {
-                .flags = flags | O_CLOEXEC,
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-        };
-        int fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
-
-        return fd >= 0 ? fd : -errno;
+        return km_openat2(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* ---- in the container's PID 1, before pivot_root ---------------------- */

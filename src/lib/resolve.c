@@ -202,11 +202,9 @@ int resolve_beneath(int dirfd, const char *rel) {
                 return -EXDEV;
         /* Kernels without the mount API (KUBEMOUNT_COMPAT=no-mount-api) have no openat2 either. */
         if (km_feature(KM_FEATURE_MOUNT_API)) {
-                fd = (int)syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof(how));
-                if (fd >= 0)
+                fd = km_openat2(dirfd, *rel ? rel : ".", how.flags, how.resolve);
+                if (fd >= 0 || (fd != -ENOSYS && fd != -E2BIG && fd != -EPERM))
                         return fd;
-                if (errno != ENOSYS && errno != E2BIG && errno != EPERM)
-                        return -errno;
         }
         return walk_beneath(dirfd, rel);
 }

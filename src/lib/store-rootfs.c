@@ -35,6 +35,7 @@
 
 #include "state.h"
 #include "store-internal.h"
+#include "syscalls.h"
 #include "unpack.h"
 
 #ifndef RESOLVE_IN_ROOT
@@ -127,20 +128,14 @@ static int sorted_names(int fd, char ***ret, size_t *ret_n) {
 
 /* A directory of the tree, by its path from the root: no symlink, no mount, never above the root. */
 static int open_tree_dir(int root, const char *path) {
-        struct open_how how = {
-                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-        };
-        int fd = -1;
+        int fd;
 
         if (!*path) {
                 fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 return fd >= 0 ? fd : -errno;
         }
-        /* EAGAIN: a concurrent rename or mount raced with the lookup. */
-        for (int i = 0; i < 16 && fd < 0; i++)
-                fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
-        return fd >= 0 ? fd : -errno;
+        return km_openat2(root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 /*

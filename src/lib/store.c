@@ -397,7 +397,7 @@ int store_blob_exists(struct store *s, const char *digest) {
 
 int store_blob_open(struct store *s, const char *digest, struct km_error *err) {
         _cleanup_close_ int fd = -EBADF;
-        struct stat st;
+        int r;
 
         if (!digest_is_valid(digest))
                 return store_invalid(err, "blob digest", digest);
@@ -407,12 +407,13 @@ int store_blob_open(struct store *s, const char *digest, struct km_error *err) {
                 return km_error_set_plain(err, -ENOENT, "blob %s: not in the store", digest);
         if (fd < 0 && errno == ELOOP)
                 return km_error_set_plain(err, -EBADMSG, "blob %s: is a symlink, not followed", digest);
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0)
                 return km_error_set(err, -errno, "blob %s", digest);
-        if (!S_ISREG(st.st_mode))
-                return km_error_set_plain(err, -EBADMSG, "blob %s: not a regular file", digest);
-        if (fcntl(fd, F_SETFL, O_RDONLY) < 0)
-                return km_error_set(err, -errno, "blob %s", digest);
+        r = fd_regular_blocking(fd);
+        if (r == -EBADMSG)
+                return km_error_set_plain(err, r, "blob %s: not a regular file", digest);
+        if (r < 0)
+                return km_error_set(err, r, "blob %s", digest);
         return TAKE_FD(fd);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* New mount-API syscalls with feature switches; callers own the fallbacks. */
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/sysmacros.h>
 #include <stdlib.h>
 
@@ -83,6 +84,19 @@ int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_att
         if (syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr)) < 0)
                 return -errno;
         return 0;
+}
+
+int km_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve) {
+        struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
+
+        for (int i = 0; i < 16; i++) {
+                int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != EAGAIN)
+                        return -errno;
+        }
+        return -EAGAIN;
 }
 
 /* open_tree, move_mount, fsopen and fsmount date from 5.2. */

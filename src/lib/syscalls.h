@@ -73,6 +73,11 @@ bool km_feature(unsigned feature);
 int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret);
 int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr);
 int km_open_tree(int dfd, const char *path, unsigned flags);
+/*
+ * openat2(2) (5.6) with O_CLOEXEC added, retried on EAGAIN (a rename or mount
+ * raced with a RESOLVE_* lookup); returns the fd or -errno (-ENOSYS before 5.6).
+ */
+int km_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
 int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags);
 int km_fsopen(const char *fstype, unsigned flags);
 int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value);

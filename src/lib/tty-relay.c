@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "syscalls.h"
 #include "tty-relay.h"
 #include "util.h"
 
@@ -103,11 +104,6 @@ static int tty_open_peer(int master, int *ret_slave) {
  * mount there blocks the worker, never the agent.
  */
 int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_slave, struct km_error *err) {
-        struct open_how dir_how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                                    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-        struct open_how ptmx_how = { .flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
-                                     .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-                                                RESOLVE_NO_XDEV };
         _cleanup_close_ int root = -EBADF, pts = -EBADF;
         struct pollfd alive = { .fd = pidfd, .events = POLLIN };
         struct statfs sfs;
@@ -121,9 +117,10 @@ int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_sla
         /* PID 1 still lives: the pid was not given to another process meanwhile. */
         if (pidfd >= 0 && poll(&alive, 1, 0) != 0)
                 return km_error_set_plain(err, -ESRCH, "its PID 1 has exited");
-        pts = (int)syscall(SYS_openat2, root, "dev/pts", &dir_how, sizeof(dir_how));
+        pts = km_openat2(root, "dev/pts", O_PATH | O_DIRECTORY,
+                         RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         if (pts < 0) {
-                r = -errno;
+                r = pts;
                 if (r == -ELOOP || r == -EXDEV)
                         return km_error_set_plain(err, r, "its /dev/pts is (or passes through) a symlink: refused");
                 return km_error_set(err, r, "its /dev/pts");
@@ -133,9 +130,11 @@ int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_sla
         if (sfs.f_type != DEVPTS_SUPER_MAGIC)
                 return km_error_set_plain(err, -ENOTTY, "its /dev/pts is not a devpts file system (type %#lx): refused",
                                           (unsigned long)sfs.f_type);
-        master = (int)syscall(SYS_openat2, pts, "ptmx", &ptmx_how, sizeof(ptmx_how));
+        /* NO_XDEV only here: /dev and /dev/pts are mounts of their own. */
+        master = km_openat2(pts, "ptmx", O_RDWR | O_NOCTTY,
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
         if (master < 0)
-                return km_error_set(err, -errno, "its /dev/pts/ptmx");
+                return km_error_set(err, master, "its /dev/pts/ptmx");
         r = tty_open_peer(master, ret_slave);
         if (r < 0) {
                 close(master);

@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 
 #include "libarchive-dl.h"
+#include "syscalls.h"
 #include "unpack.h"
 
 #ifndef RESOLVE_IN_ROOT
@@ -122,42 +123,23 @@ static void made_clear(struct made_set *s) {
 
 /* ---- removing trees (and pruning under opaque markers) ---- */
 
-static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve) {
-        struct open_how how = {.flags = flags | O_CLOEXEC, .resolve = resolve};
-
-        /* EAGAIN: a concurrent rename or mount raced with the lookup; it is safe to retry. */
-        for (int i = 0; i < 16; i++) {
-                int fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-                if (fd >= 0)
-                        return fd;
-                if (errno != EAGAIN)
-                        return -errno;
-        }
-        return -EAGAIN;
-}
-
 int unpack_open_file(int dirfd, const char *path) {
-        struct stat st;
-        int r, fd = openat2_fd(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+        int r, fd = km_openat2(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
                                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 
         if (fd < 0)
                 return fd;
-        if (fstat(fd, &st) < 0)
-                r = -errno;
-        else if (!S_ISREG(st.st_mode))
-                r = -EBADMSG;
-        else if (fcntl(fd, F_SETFL, O_RDONLY) < 0) /* O_NONBLOCK off again */
-                r = -errno;
-        else
-                return fd;
-        close(fd);
-        return r;
+        r = fd_regular_blocking(fd);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
 }
 
 /* A child directory opened for reading: never through a symlink, never onto another mount. */
 static int open_child_dir(int dirfd, const char *name) {
-        return openat2_fd(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+        return km_openat2(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
 }
 
@@ -354,7 +336,7 @@ static const char *split_path(const char *path, char *parent) {
 }
 
 static int open_in_root(struct unpack *u, const char *path, int flags) {
-        return openat2_fd(u->root, *path ? path : ".", flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        return km_openat2(u->root, *path ? path : ".", flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* Marks a directory this layer made, or already emptied of lower layers' entries. */

@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <sys/syscall.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include "util.h"
 
 bool path_is_below(const char *path, const char *prefix) {
@@ -27,6 +29,16 @@ char *strjoin_opts(const char *a, const char *b) {
         if (asprintf(&r, "%s,%s", a, b) < 0)
                 return NULL;
         return r;
+}
+
+int fd_regular_blocking(int fd) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
+        return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0 ? -errno : 0;
 }
 
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {

@@ -114,3 +114,8 @@ int free_and_strdup(char **field, const char *value);
 /* Text helpers (util.c). */
 char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/*
+ * For a file opened O_NONBLOCK (a FIFO in its place must not hang the open):
+ * 0 and O_NONBLOCK cleared if fd is a regular file, -EBADMSG if it is not.
+ */
+int fd_regular_blocking(int fd);
