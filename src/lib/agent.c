@@ -43,6 +43,12 @@ static void unwatch(struct agent *a, int fd) {
         (void)epoll_ctl(a->epoll, EPOLL_CTL_DEL, fd, NULL);
 }
 
+static void unwatch_close(struct agent *a, int *fd) {
+        if (*fd >= 0)
+                unwatch(a, *fd);
+        closep(fd);
+}
+
 /* ---- containers ----------------------------------------------------------- */
 
 struct ctr *agent_find(struct agent *a, const char *name) {
@@ -58,12 +64,8 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
                         *p = c->next;
                         break;
                 }
-        if (c->pidfd >= 0)
-                unwatch(a, c->pidfd);
-        if (c->timer >= 0)
-                unwatch(a, c->timer);
-        closep(&c->pidfd);
-        closep(&c->timer);
+        unwatch_close(a, &c->pidfd);
+        unwatch_close(a, &c->timer);
         closep(&c->dir_fd);
         spec_free(c->spec);
         free(c->runtime);
@@ -325,12 +327,8 @@ static void worker_free(struct agent *a, struct worker *w) {
                         *p = w->next;
                         break;
                 }
-        if (w->pidfd >= 0)
-                unwatch(a, w->pidfd);
-        if (w->timer >= 0)
-                unwatch(a, w->timer);
-        closep(&w->pidfd);
-        closep(&w->timer);
+        unwatch_close(a, &w->pidfd);
+        unwatch_close(a, &w->timer);
         closep(&w->sock);
         json_decref(w->ctx);
         free(w);

@@ -17,7 +17,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
-command -v bindfs >/dev/null || { echo "Bail out! bindfs is not installed"; exit 1; }
+need_tools bindfs
 [[ -c /dev/fuse ]] || { echo "Bail out! no /dev/fuse"; exit 1; }
 # The interpreter itself: a wrapper (pyenv) may take a second to start it.
 PYTHON=$(python3 -c 'import sys; print(sys.executable)') ||
