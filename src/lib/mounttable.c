@@ -203,7 +203,7 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
         _cleanup_free_ char *root_path = NULL;
         const char *target, *root, *rest;
         char **refs;
-        size_t n = 0;
+        size_t n = 0, len;
         dev_t dev;
 
         *ret = NULL;
@@ -216,8 +216,12 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
         }
         if (!self || !(root = sym_mnt_fs_get_root(self)))
                 return km_error_set_plain(err, -ENOENT, "refs %s: no mount holds it", path);
+        /* What path_is_below matched: the target without its trailing slashes ("/" stays). */
         target = sym_mnt_fs_get_target(self);
-        rest = streq(target, "/") ? path : path + strlen(target);
+        len = strlen(target);
+        while (len > 1 && target[len - 1] == '/')
+                len--;
+        rest = len == 1 ? path : path + len;
         if (asprintf(&root_path, "%s/%s", root, rest) < 0)
                 return km_error_set(err, -ENOMEM, "refs %s", path);
         path_simplify(root_path);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -64,8 +65,16 @@ static void walk(const struct km_mount_table *t) {
                          * searches from the end).
                          */
                         check(r >= 0 || r == -ENOMEM || (r == -EINVAL && target[0] != '/') || r == -ENOENT);
-                        for (int k = 0; k < r; k++)
-                                check(refs[k]); /* any mount point of the table, junk included */
+                        /* Each ref is a mount point of the table (junk ones included). */
+                        for (int k = 0; k < r; k++) {
+                                bool listed = false;
+                                check(refs[k]);
+                                for (size_t j = 0; j < km_mount_table_size(t) && !listed; j++) {
+                                        const char *tj = km_mount_target(km_mount_table_at(t, j));
+                                        listed = tj && strcmp(tj, refs[k]) == 0;
+                                }
+                                check(listed);
+                        }
                         if (r >= 0)
                                 check(refs[r] == NULL);
                         km_strv_free(refs);

@@ -279,6 +279,19 @@ static void test_refs_errors(void **state) {
         km_mount_table_free(t);
 }
 
+/* A target with a trailing slash (mountinfo junk the fuzzer found) holds the path without it. */
+static void test_refs_target_with_trailing_slash(void **state) {
+        struct km_mount_table *t = test_load_fixture("mountinfo/trailing-slash.mountinfo");
+        char **refs = NULL;
+
+        assert_int_equal(refs_of(t, "/var/lib/kubelet", &refs), 0);
+        km_strv_free(refs);
+        assert_int_equal(refs_of(t, "/var/lib/kubelet/pods", &refs), 1);
+        assert_string_equal(refs[0], "/mnt/pods");
+        km_strv_free(refs);
+        km_mount_table_free(t);
+}
+
 static void test_refs_of_stacked_target_use_topmost(void **state) {
         struct km_mount_table *t = test_load_fixture("mountinfo/stacked.mountinfo");
         char **refs = NULL;
@@ -338,6 +351,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_refs_of_a_plain_directory_are_empty, load_node, free_table),
                 cmocka_unit_test(test_refs_compare_root_plus_rest_of_path),
                 cmocka_unit_test(test_refs_errors),
+                cmocka_unit_test(test_refs_target_with_trailing_slash),
                 cmocka_unit_test(test_refs_of_stacked_target_use_topmost),
                 cmocka_unit_test(test_strv_free_accepts_null),
                 cmocka_unit_test(test_propagation_names_match_findmnt),
