@@ -7,7 +7,7 @@
 #include "mount-spec.h"
 #include "mountargs.h"
 #include "options.h"
-#include "probes.h"
+#include "kubelet-probes.h"
 #include "route.h"
 #include "secrets.h"
 

@@ -13,7 +13,7 @@
 
 #include "fuzz-check.h"
 #include "nsenter-args.h"
-#include "probes.h"
+#include "kubelet-probes.h"
 
 #define MAX_INPUT (16 * 1024)
 #define MAX_ARGS 128

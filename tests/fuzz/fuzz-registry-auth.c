@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "fuzz-check.h"
-#include "registry-internal.h"
+#include "registry-auth.h"
 
 #define MAX_INPUT (64 * 1024)
 #define TOKEN_MAX (16 * 1024) /* as in registry-auth.c */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck disable=SC2034 # KM_TODO is read by node.sh's TAP helpers
-# The probes nsenter-compat answers in-process (src/lib/probes.c) against the
+# The probes nsenter-compat answers in-process (nsenter-compat/kubelet-probes.c) against the
 # real tools, on tricky paths: the kubelet's
 #     findmnt -o target,fstype --noheadings --first-only --target PATH
 #     realpath -e PATH / realpath -m PATH

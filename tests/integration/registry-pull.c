@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A test driver of the registry client (src/lib/registry.h) until
+ * A test driver of the registry client (src/lib/image/registry.h) until
  * `kubemount pull` exists: pulls REF's manifest (through an index, for this
  * machine's platform), config and layers into the store at STORE_DIR, the
  * manifest last, and prints the manifest's digest.  Used by registry.sh.

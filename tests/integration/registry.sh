@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The registry client (src/lib/registry.c) through tests/integration/registry-pull.c,
+# The registry client (src/lib/image/registry.c) through tests/integration/registry-pull.c,
 # against docker-registry 2.8 and python fakes (tests/lib/registry.sh), all on
 # 127.0.0.1 in a network namespace of the test's own:
 #   - plain http registry named insecure: pull by tag and by digest, every blob

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A test driver of a container's writable layer (src/lib/overlay.h), as the
+ * A test driver of a container's writable layer (src/lib/container/overlay.h), as the
  * launchers make it: LOWER under a fresh STATE_DIR/layer/{upper,work},
  * mounted on TARGET.  "new": a detached overlay (fsopen, fsmount) attached
  * with move_mount; "old": the new mount API disabled, as on kernels without

@@ -128,7 +128,7 @@ for n in 0 1 2; do
 done
 
 # ---- the agent: a terminal handed over by a raw client is refused ----
-# The agent's wire format (src/lib/proto.h): one JSON object per
+# The agent's wire format (src/lib/vcs/agent-protocol.h): one JSON object per
 # SOCK_SEQPACKET message, the stdio fds by SCM_RIGHTS.
 raw_client() { # run|exec: a pseudo-terminal as stdout; prints the agent's first answer
         "$PYTHON" - "$KUBEMOUNT_STATE_DIR/agent.sock" "$KM_SCRATCH/spec.json" "$1" <<'EOF'

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "probes.h"
+#include "kubelet-probes.h"
 #include "test-helpers.h"
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Other OCI runtimes (runtime.h) without one: names, IDs, argument vectors,
+ * Other OCI runtimes (oci-runtime.h) without one: names, IDs, argument vectors,
  * and the monitor, exec, kill and delete driven against a fake runtime (a
  * shell script that records its calls), unprivileged.  The real crun and
  * runc are for the integration tests.
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "runtime.h"
+#include "oci-runtime.h"
 #include "test-helpers.h"
 
 /* ---- helpers ---- */

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "state.h"
+#include "state-dir.h"
 #include "test-helpers.h"
 
 /* ---- helpers ---- */
@@ -139,12 +139,12 @@ static void test_write_read_roundtrip(void **state) {
 
         cfd = state_container_dir(sfd, "c1", true, &err);
         assert_true(cfd >= 0);
-        assert_int_equal(state_write_atomic(cfd, "state.json", text, strlen(text), 0600, &err), 0);
+        assert_int_equal(write_file_atomic(cfd, "state.json", text, strlen(text), 0600, &err), 0);
         assert_int_equal(fstatat(cfd, "state.json", &st, 0), 0);
         assert_int_equal(st.st_mode & 07777, 0600);
         assert_int_equal(count_hidden(cfd), 0);
 
-        assert_int_equal(state_read_json(cfd, "state.json", &j, &err), 0);
+        assert_int_equal(read_json_file(cfd, "state.json", &j, &err), 0);
         assert_non_null(j);
         assert_int_equal(json_integer_value(json_object_get(j, "pid")), 42);
         assert_string_equal(json_string_value(json_object_get(j, "name")), "x");
@@ -161,14 +161,14 @@ static void test_rewrite_keeps_exactly_new_bytes(void **state) {
         size_t size;
 
         memset(big, 'x', sizeof(big));
-        assert_int_equal(state_write_atomic(sfd, "f", big, sizeof(big), 0600, &err), 0);
-        assert_int_equal(state_write_atomic(sfd, "f", "{}", 2, 0600, &err), 0);
+        assert_int_equal(write_file_atomic(sfd, "f", big, sizeof(big), 0600, &err), 0);
+        assert_int_equal(write_file_atomic(sfd, "f", "{}", 2, 0600, &err), 0);
         got = get_file(sfd, "f", &size);
         assert_int_equal(size, 2);
         assert_memory_equal(got, "{}", 2);
         free(got);
         /* And an empty write leaves an empty file. */
-        assert_int_equal(state_write_atomic(sfd, "f", NULL, 0, 0600, &err), 0);
+        assert_int_equal(write_file_atomic(sfd, "f", NULL, 0, 0600, &err), 0);
         got = get_file(sfd, "f", &size);
         assert_int_equal(size, 0);
         free(got);
@@ -184,8 +184,8 @@ static void test_write_refuses_bad_names(void **state) {
         int sfd = new_state_dir(&tmp);
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                assert_int_equal(state_write_atomic(sfd, bad[i], "{}", 2, 0600, &err), -EINVAL);
-        assert_int_equal(state_write_atomic(sfd, NULL, "{}", 2, 0600, &err), -EINVAL);
+                assert_int_equal(write_file_atomic(sfd, bad[i], "{}", 2, 0600, &err), -EINVAL);
+        assert_int_equal(write_file_atomic(sfd, NULL, "{}", 2, 0600, &err), -EINVAL);
         assert_int_equal(count_hidden(sfd), 0);
         close(sfd);
         rm_rf(tmp);
@@ -199,7 +199,7 @@ static void test_write_failure_leaves_no_temp(void **state) {
         struct stat st;
 
         assert_int_equal(mkdirat(sfd, "state.json", 0700), 0);
-        assert_int_equal(state_write_atomic(sfd, "state.json", "{}", 2, 0600, &err), -EISDIR);
+        assert_int_equal(write_file_atomic(sfd, "state.json", "{}", 2, 0600, &err), -EISDIR);
         test_note("%s", err.message);
         assert_non_null(strstr(err.message, "/state/state.json: rename"));
         assert_int_equal(count_hidden(sfd), 0);
@@ -212,7 +212,7 @@ static void test_write_failure_leaves_no_temp(void **state) {
 static void expect_junk(int dfd, const char *name, int expected) {
         struct km_error err = {};
         json_t *j = NULL;
-        int r = state_read_json(dfd, name, &j, &err);
+        int r = read_json_file(dfd, name, &j, &err);
 
         test_note("%s: %d %s", name, r, err.message);
         assert_int_equal(r, expected);
@@ -245,16 +245,16 @@ static void test_read_refuses_junk(void **state) {
         put_file(sfd, "nul", "{\"a\": \"b\0c\"}", 12);
         expect_junk(sfd, "nul", -EBADMSG);
 
-        /* Exactly STATE_FILE_MAX bytes is fine, one more or 2 MiB is not. */
+        /* Exactly JSON_FILE_MAX bytes is fine, one more or 2 MiB is not. */
         big = malloc(2 * 1024 * 1024);
         assert_non_null(big);
         memset(big, ' ', 2 * 1024 * 1024);
         memcpy(big, "{}", 2);
-        put_file(sfd, "max", big, STATE_FILE_MAX);
-        assert_int_equal(state_read_json(sfd, "max", &j, NULL), 0);
+        put_file(sfd, "max", big, JSON_FILE_MAX);
+        assert_int_equal(read_json_file(sfd, "max", &j, NULL), 0);
         json_decref(j);
         j = NULL;
-        put_file(sfd, "over", big, STATE_FILE_MAX + 1);
+        put_file(sfd, "over", big, JSON_FILE_MAX + 1);
         expect_junk(sfd, "over", -EBADMSG);
         put_file(sfd, "huge", big, 2 * 1024 * 1024);
         expect_junk(sfd, "huge", -EBADMSG);
@@ -262,7 +262,7 @@ static void test_read_refuses_junk(void **state) {
 
         /* A symlink to a valid file is not followed. */
         put_file(sfd, "good", "{}", 2);
-        assert_int_equal(state_read_json(sfd, "good", &j, NULL), 0);
+        assert_int_equal(read_json_file(sfd, "good", &j, NULL), 0);
         json_decref(j);
         j = NULL;
         assert_int_equal(symlinkat("good", sfd, "link"), 0);
@@ -291,7 +291,7 @@ static void test_read_refuses_junk(void **state) {
         expect_junk(sfd, "sock", -EBADMSG);
         close(sock);
 
-        assert_int_equal(state_read_json(sfd, "a/b", &j, NULL), -EINVAL);
+        assert_int_equal(read_json_file(sfd, "a/b", &j, NULL), -EINVAL);
         close(sfd);
         rm_rf(tmp);
 }
@@ -327,14 +327,14 @@ static void tmpfs_child(const char *dir) {
         CHILD_CHECK(sfd >= 0);
         cfd = state_container_dir(sfd, "x", true, &err);
         CHILD_CHECK(cfd >= 0);
-        CHILD_CHECK(state_write_atomic(cfd, "state.json", old, strlen(old), 0600, &err) == 0);
+        CHILD_CHECK(write_file_atomic(cfd, "state.json", old, strlen(old), 0600, &err) == 0);
 
         big = malloc(big_size);
         CHILD_CHECK(big);
         memset(big, ' ', big_size);
         big[0] = '{';
         big[big_size - 1] = '}';
-        CHILD_CHECK(state_write_atomic(cfd, "state.json", big, big_size, 0600, &err) == -ENOSPC);
+        CHILD_CHECK(write_file_atomic(cfd, "state.json", big, big_size, 0600, &err) == -ENOSPC);
         test_note("full: %s", err.message);
         CHILD_CHECK(strstr(err.message, "containers/x/state.json: write: No space left on device"));
         got = get_file(cfd, "state.json", &size);
@@ -344,10 +344,10 @@ static void tmpfs_child(const char *dir) {
         free(big);
 
         /* Space is back once the big temp file is gone. */
-        CHILD_CHECK(state_write_atomic(cfd, "state.json", old, strlen(old), 0600, &err) == 0);
+        CHILD_CHECK(write_file_atomic(cfd, "state.json", old, strlen(old), 0600, &err) == 0);
 
         CHILD_CHECK(mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) == 0);
-        CHILD_CHECK(state_write_atomic(cfd, "state.json", "{}", 2, 0600, &err) == -EROFS);
+        CHILD_CHECK(write_file_atomic(cfd, "state.json", "{}", 2, 0600, &err) == -EROFS);
         test_note("read-only: %s", err.message);
         CHILD_CHECK(strstr(err.message, "containers/x/state.json") && strstr(err.message, "Read-only file system"));
         got = get_file(cfd, "state.json", &size);
@@ -536,7 +536,7 @@ static void test_container_remove(void **state) {
 
         cfd = state_container_dir(sfd, "c", true, &err);
         assert_true(cfd >= 0);
-        assert_int_equal(state_write_atomic(cfd, "state.json", "{}", 2, 0600, &err), 0);
+        assert_int_equal(write_file_atomic(cfd, "state.json", "{}", 2, 0600, &err), 0);
         p = join(outside, "target");
         assert_int_equal(symlinkat(p, cfd, "flink"), 0);
         free(p);

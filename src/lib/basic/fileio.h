@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Files written atomically and read back with suspicion (see fileio.c). */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define JSON_FILE_MAX (1024 * 1024)
+
+/* A single path component that names an entry of a directory (temp names are derived from it). */
+bool plain_file_name(const char *name);
+
+/* DIRFD/NAME for messages (the directory's path from /proc, else NAME); keeps errno. */
+const char *path_display_at(int dirfd, const char *name, char *buf, size_t size);
+
+/*
+ * Writes DIRFD/NAME atomically: a temp file in the same directory, write,
+ * fsync, rename over NAME, fsync the directory.  On any failure the old
+ * file is byte-identical and the temp file is gone (ENOSPC, EROFS, ...).
+ */
+int write_file_atomic(int dirfd, const char *name, const void *data, size_t size, mode_t mode, struct km_error *err);
+
+/*
+ * Reads DIRFD/NAME as a JSON object: never follows a symlink (O_NOFOLLOW),
+ * refuses what is not a regular file, larger than JSON_FILE_MAX, empty,
+ * truncated or not an object.  -ENOENT when absent; -EBADMSG for junk (a
+ * symlink included); other errors (EACCES, EIO) as they are.  Callers rebuild
+ * from live state on any error but -ENOENT.
+ */
+int read_json_file(int dirfd, const char *name, json_t **ret, struct km_error *err);

@@ -1,0 +1,768 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The embedded container launcher (see launch.h). */
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "pid1.h"
+#include "launch.h"
+#include "newmount.h"
+#include "overlay.h"
+#include "resolve.h"
+#include "syscalls.h"
+
+#ifndef RESOLVE_IN_ROOT
+#include <linux/openat2.h>
+#endif
+
+/* Where the root filesystem is attached in the template, before pivot_root. */
+#define STAGE "/r"
+
+static int openat2_in_root(int root, const char *path, int flags) {
+        return km_openat2(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+/* ---- in the container's PID 1, before pivot_root ---------------------- */
+
+/* The symlink check of an opened mount point: an image whose /proc is a symlink is refused. */
+static int not_a_symlink(int fd, const char *dest, struct km_error *err) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+                close(fd);
+                return km_error_set_plain(err, -ELOOP, "rootfs: %s is a symlink; refusing to mount over it", dest);
+        }
+        return fd;
+}
+
+/*
+ * The mount point DEST inside the root, made when missing as runc and crun
+ * make it: every missing directory on the way, then a directory (or, for a
+ * file bind, an empty file).  Each prefix is looked up from the root with
+ * RESOLVE_IN_ROOT, so the image's symlinks resolve inside it and nothing is
+ * ever made outside; the last component is never followed.  With a
+ * writable layer the new entries land in the container's upper dir.
+ */
+static int mount_point(int root, const char *dest, bool file, struct km_error *err) {
+        _cleanup_free_ char *prefix = strdup(dest);
+        _cleanup_close_ int parent = -EBADF;
+        int fd = openat2_in_root(root, dest, O_PATH | O_NOFOLLOW);
+
+        if (fd >= 0)
+                return not_a_symlink(fd, dest, err);
+        /* Missing, or something on the way is not what it must be: the walk finds what, and names it. */
+        if (!prefix)
+                return -ENOMEM;
+        parent = openat2_in_root(root, "/", O_PATH | O_DIRECTORY);
+        if (parent < 0)
+                return km_error_set(err, parent, "rootfs: /");
+        for (char *c = prefix + strspn(prefix, "/"); *c;) {
+                size_t len = strcspn(c, "/"), next = len + strspn(c + len, "/");
+                bool last = c[next] == '\0';
+                int flags = O_PATH | (last ? O_NOFOLLOW : O_DIRECTORY);
+                char saved = c[len];
+                struct stat st;
+
+                c[len] = '\0'; /* prefix: the path up to this component, c: the component */
+                fd = openat2_in_root(root, prefix, flags);
+                if (fd == -ENOENT) {
+                        int r = 0;
+
+                        if (last && file) {
+                                int f = openat(parent, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                                r = f < 0 ? -errno : 0;
+                                if (f >= 0)
+                                        close(f);
+                        } else if (mkdirat(parent, c, 0755) < 0)
+                                r = -errno;
+                        if (r == -EEXIST && fstatat(parent, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                                return km_error_set_plain(err, -ENOENT, "rootfs: mount point %s: %s is a symlink "
+                                                                        "to nothing in the image", dest, prefix);
+                        if (r < 0 && r != -EEXIST)
+                                return km_error_set(err, r, "rootfs: mount point %s: cannot create %s", dest, prefix);
+                        fd = openat2_in_root(root, prefix, flags);
+                }
+                if (fd < 0)
+                        return km_error_set(err, fd, "rootfs: mount point %s: %s", dest, prefix);
+                if (last)
+                        return not_a_symlink(fd, dest, err);
+                closep(&parent);
+                parent = fd;
+                c[len] = saved;
+                c += next;
+        }
+        return TAKE_FD(parent); /* dest was "/" (opened above, so not reached) */
+}
+
+/* MS_* flags of a spec mount as mount(8) option names, for newmount_fs(). */
+static char *mount_options(const struct spec_mount *m) {
+        static const struct {
+                unsigned long flag;
+                const char *name;
+        } names[] = {
+                { MS_RDONLY, "ro" },   { MS_NOSUID, "nosuid" },           { MS_NODEV, "nodev" },
+                { MS_NOEXEC, "noexec" }, { MS_NOATIME, "noatime" },       { MS_NODIRATIME, "nodiratime" },
+                { MS_RELATIME, "relatime" }, { MS_STRICTATIME, "strictatime" },
+        };
+        char buf[8192] = "";
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (m->flags & names[i].flag)
+                        n += snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? "," : "", names[i].name);
+        if (m->data && *m->data)
+                snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? "," : "", m->data);
+        return strdup(buf);
+}
+
+/* Sets propagation (MS_SHARED ...) of the mount now at DEST. */
+static int set_propagation(int root, const char *dest, unsigned long propagation, struct km_error *err) {
+        struct mount_attr attr = { .propagation = propagation & ~MS_REC };
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!attr.propagation)
+                return 0;
+        fd = openat2_in_root(root, dest, O_PATH | O_NOFOLLOW);
+        if (fd < 0)
+                return km_error_set(err, fd, "rootfs: %s", dest);
+        r = km_mount_setattr(fd, "", AT_EMPTY_PATH | (propagation & MS_REC ? AT_RECURSIVE : 0), &attr);
+        return r < 0 ? km_error_set(err, r, "rootfs: %s: set propagation", dest) : 0;
+}
+
+static int attach_tree(int tree, int root, const struct spec_mount *m, struct km_error *err) {
+        struct mount_attr attr = {};
+        _cleanup_close_ int dest = -EBADF;
+        struct stat st;
+        int r;
+
+        if (fstat(tree, &st) < 0)
+                return km_error_set(err, -errno, "bind %s", m->source);
+        dest = mount_point(root, m->destination, !S_ISDIR(st.st_mode), err);
+        if (dest < 0)
+                return dest;
+        if (m->flags & MS_RDONLY)
+                attr.attr_set |= MOUNT_ATTR_RDONLY;
+        if (m->flags & MS_NOSUID)
+                attr.attr_set |= MOUNT_ATTR_NOSUID;
+        if (m->flags & MS_NODEV)
+                attr.attr_set |= MOUNT_ATTR_NODEV;
+        if (m->flags & MS_NOEXEC)
+                attr.attr_set |= MOUNT_ATTR_NOEXEC;
+        if (attr.attr_set &&
+            (r = km_mount_setattr(tree, "", AT_EMPTY_PATH | (m->flags & MS_REC ? AT_RECURSIVE : 0), &attr)) < 0)
+                return km_error_set(err, r, "bind %s: set flags", m->source);
+        r = km_move_mount(tree, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        if (r < 0)
+                return km_error_set(err, r, "bind %s on %s", m->source, m->destination);
+        return set_propagation(root, m->destination, m->propagation, err);
+}
+
+static int mount_fresh(int root, const struct spec_mount *m, struct km_error *err) {
+        _cleanup_free_ char *options = mount_options(m);
+        _cleanup_close_ int dest = mount_point(root, m->destination, false, err);
+        char what[4200];
+        int r;
+
+        if (dest < 0)
+                return dest;
+        if (!options)
+                return -ENOMEM;
+        snprintf(what, sizeof(what), "%s", m->destination);
+        r = newmount_fs(m->type, m->source, options, dest, what, err);
+        if (r == -ENOSYS)
+                return km_error_set_plain(err, r, "mount %s on %s: needs the new mount API (Linux 5.2)", m->type,
+                                          m->destination);
+        return r < 0 ? r : set_propagation(root, m->destination, m->propagation, err);
+}
+
+static int make_devices(int root, const struct container_spec *s, struct km_error *err) {
+        static const char *const links[][2] = {
+                { "/dev/fd", "/proc/self/fd" },   { "/dev/stdin", "/proc/self/fd/0" },
+                { "/dev/stdout", "/proc/self/fd/1" }, { "/dev/stderr", "/proc/self/fd/2" },
+                { "/dev/ptmx", "pts/ptmx" },
+        };
+
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const struct spec_device *d = &s->devices[i];
+                _cleanup_free_ char *parent = strdup(d->path);
+                _cleanup_close_ int pfd = -EBADF;
+                mode_t type = d->type == 'b' ? S_IFBLK : d->type == 'p' ? S_IFIFO : S_IFCHR;
+                char *slash;
+
+                if (!parent)
+                        return -ENOMEM;
+                slash = strrchr(parent, '/');
+                *slash = '\0';
+                pfd = mount_point(root, parent, false, err);
+                if (pfd < 0)
+                        return pfd;
+                pfd = ({
+                        int o = openat2_in_root(root, parent, O_PATH | O_DIRECTORY);
+                        close(pfd);
+                        o;
+                });
+                if (pfd < 0)
+                        return km_error_set(err, pfd, "rootfs: %s", parent);
+                (void)unlinkat(pfd, slash + 1, 0); /* a file or link the image put there */
+                if (mknodat(pfd, slash + 1, type | (d->mode & 07777), makedev(d->major, d->minor)) < 0)
+                        return km_error_set(err, -errno, "device %s", d->path);
+                if (fchownat(pfd, slash + 1, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    fchmodat(pfd, slash + 1, d->mode & 07777, 0) < 0)
+                        return km_error_set(err, -errno, "device %s", d->path);
+        }
+        if (s->n_devices == 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                _cleanup_close_ int dev = openat2_in_root(root, "/dev", O_PATH | O_DIRECTORY);
+                if (dev >= 0)
+                        (void)symlinkat(links[i][1], dev, links[i][0] + 5);
+        }
+        return 0;
+}
+
+/* maskedPaths: /dev/null over files, an empty read-only tmpfs over directories; readonlyPaths: ro binds. */
+static int restrict_paths(int root, const struct container_spec *s, struct km_error *err) {
+        _cleanup_close_ int null = openat2_in_root(root, "/dev/null", O_PATH | O_NOFOLLOW);
+
+        for (char **p = s->masked_paths; p && *p; p++) {
+                _cleanup_close_ int fd = openat2_in_root(root, *p, O_PATH | O_NOFOLLOW);
+                _cleanup_close_ int tree = -EBADF;
+                struct stat st;
+                int r;
+
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        continue; /* absent: nothing to hide */
+                if (S_ISDIR(st.st_mode))
+                        r = newmount_fs("tmpfs", "tmpfs", "ro,nosuid,nodev,noexec,size=0", fd, *p, err);
+                else if (null < 0)
+                        r = km_error_set_plain(err, -ENOENT, "masked path %s: no /dev/null to put over it", *p);
+                else if ((tree = km_open_tree(null, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0)
+                        r = km_error_set(err, tree, "masked path %s", *p);
+                else
+                        r = km_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                if (r < 0)
+                        return km_error_set(err, r, "masked path %s", *p);
+        }
+        for (char **p = s->readonly_paths; p && *p; p++) {
+                _cleanup_close_ int fd = openat2_in_root(root, *p, O_PATH | O_NOFOLLOW);
+                _cleanup_close_ int tree = -EBADF;
+                struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+                int r;
+
+                if (fd < 0)
+                        continue;
+                tree = km_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                if (tree < 0)
+                        return km_error_set(err, tree, "read-only path %s", *p);
+                r = km_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro);
+                if (r >= 0)
+                        r = km_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                if (r < 0)
+                        return km_error_set(err, r, "read-only path %s", *p);
+        }
+        return 0;
+}
+
+/* Makes NEW_ROOT (an fd of a mount point) this namespace's root and drops the old one. */
+static int pivot_into(int new_root, struct km_error *err) {
+        if (fchdir(new_root) < 0)
+                return km_error_set(err, -errno, "pivot_root: chdir");
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return km_error_set(err, -errno, "pivot_root");
+        if (umount2(".", MNT_DETACH) < 0)
+                return km_error_set(err, -errno, "pivot_root: detach the old root");
+        return chdir("/") < 0 ? km_error_set(err, -errno, "chdir /") : 0;
+}
+
+/*
+ * Trees cloned in the host namespace: the root filesystem first, then one
+ * per bind mount of the spec (-EBADF for the others).
+ */
+struct trees {
+        int root;
+        int *binds;
+        size_t n;
+};
+
+static void trees_done(struct trees *t) {
+        closep(&t->root);
+        for (size_t i = 0; t->binds && i < t->n; i++)
+                closep(&t->binds[i]);
+        free(t->binds);
+}
+
+bool launch_is_bind(const struct spec_mount *m) {
+        return (m->flags & MS_BIND) || (m->type && streq(m->type, "bind"));
+}
+
+/* The container's mount namespace, set up by its PID 1 from the template copy. */
+static int setup_mounts(const struct container_spec *s, struct trees *t, struct km_error *err) {
+        _cleanup_close_ int stage = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int root = -EBADF;
+        struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+        int r;
+
+        if (stage < 0)
+                return km_error_set(err, -errno, "template: %s", STAGE);
+        r = km_move_mount(t->root, "", stage, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        if (r < 0)
+                return km_error_set(err, r, "rootfs %s: attach", s->root_path);
+        root = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return km_error_set(err, -errno, "rootfs %s", s->root_path);
+        /* A private root: what is mounted on it here (its /proc) must not reach the host's copy of the image. */
+        r = set_propagation(root, "/", s->rootfs_propagation == (MS_SLAVE | MS_REC) ? MS_SLAVE : MS_PRIVATE, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const struct spec_mount *m = &s->mounts[i];
+
+                r = launch_is_bind(m) ? attach_tree(t->binds[i], root, m, err) : mount_fresh(root, m, err);
+                if (r < 0)
+                        return r;
+        }
+        r = make_devices(root, s, err);
+        if (r < 0)
+                return r;
+        r = restrict_paths(root, s, err);
+        if (r < 0)
+                return r;
+        r = pivot_into(root, err);
+        if (r < 0)
+                return r;
+        if (s->root_readonly && (r = km_mount_setattr(AT_FDCWD, "/", 0, &ro)) < 0)
+                return km_error_set(err, r, "rootfs: make read-only");
+        return 0;
+}
+
+/* ---- the command: in the container, as PID 1's child ----------------- */
+
+static _Noreturn void fail(int code, const char *what, const char *why) {
+        dprintf(STDERR_FILENO, "kubemount: %s: %s\n", what, why);
+        _exit(code);
+}
+
+/* stdio onto 0-2 (they may overlap), everything else closed. */
+static void set_stdio(const int stdio[3]) {
+        int moved[3];
+
+        for (int i = 0; i < 3; i++)
+                moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3);
+        for (int i = 0; i < 3; i++)
+                if (moved[i] < 0 || dup2(moved[i], i) < 0)
+                        _exit(125);
+        syscall(SYS_close_range, 3U, ~0U, 0U);
+}
+
+struct command {
+        const struct container_spec *spec;
+        const struct seccomp_program *seccomp;
+        char *const *args, *const *env;
+        const char *cwd;
+        bool terminal;
+        const int *stdio;
+};
+
+static _Noreturn void exec_command(const struct command *c) {
+        const struct container_spec *s = c->spec;
+        struct caps_sets caps = { s->cap_bounding, s->cap_effective, s->cap_permitted, s->cap_inheritable,
+                                  s->cap_ambient };
+        struct km_error err = {};
+        _cleanup_close_ int root = -EBADF, cwd = -EBADF;
+        sigset_t none;
+        extern char **environ;
+
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        set_stdio(c->stdio);
+        if (setsid() < 0 || (c->terminal && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
+                fail(125, "terminal", strerror(errno));
+        /* In the root, with magic links (/proc/self/fd/N) refused: a cwd can never reach outside. */
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cwd = root < 0 ? -errno : openat2_in_root(root, c->cwd, O_PATH | O_DIRECTORY);
+        if (cwd < 0 || fchdir(cwd) < 0)
+                fail(125, c->cwd, cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
+                                                                 : strerror(cwd < 0 ? -cwd : errno));
+        for (size_t i = 0; i < s->n_rlimits; i++) {
+                struct rlimit rl = { s->rlimits[i].soft, s->rlimits[i].hard };
+                if (setrlimit(s->rlimits[i].resource, &rl) < 0)
+                        fail(125, "rlimit", strerror(errno));
+        }
+        if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(s->n_additional_gids, s->additional_gids) < 0 ||
+            setresgid(s->gid, s->gid, s->gid) < 0 || setresuid(s->uid, s->uid, s->uid) < 0)
+                fail(125, "user", strerror(errno));
+        if (caps_apply(&caps, &err) < 0)
+                fail(125, "capabilities", err.message);
+        if (s->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                fail(125, "no_new_privs", strerror(errno));
+        environ = (char **)c->env;
+        if (c->seccomp && seccomp_filter_load(c->seccomp) < 0)
+                fail(125, "seccomp", strerror(errno));
+        execvp(c->args[0], c->args);
+        fail(errno == ENOENT ? 127 : 126, c->args[0], strerror(errno));
+}
+
+/* ---- PID 1 ------------------------------------------------------------ */
+
+struct pid1 {
+        const struct launch_request *rq;
+        struct trees *trees;
+        int report; /* write end: a struct km_error, code 0 once the command is started */
+        int go;     /* read end: the parent has placed us in our cgroups */
+};
+
+static _Noreturn void pid1_main(struct pid1 *p) {
+        const struct container_spec *s = p->rq->spec;
+        struct km_error err = {};
+        _cleanup_close_ int log_rd = -EBADF, log_wr = -EBADF;
+        int stdio[3] = { p->rq->stdio[0], p->rq->stdio[1], p->rq->stdio[2] };
+        char c;
+        pid_t child;
+        int r;
+
+        sigset_t all;
+
+        /* init_run() takes signals through a signalfd; the command gets the mask cleared. */
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, NULL);
+        /* Only what we need: the agent's socket, lock and directories must not live on in us. */
+        {
+                size_t n = 0;
+                int *keep = malloc(sizeof(int) * (p->trees->n + 8));
+
+                if (!keep)
+                        _exit(125);
+                keep[n++] = p->report;
+                keep[n++] = p->go;
+                keep[n++] = p->trees->root;
+                keep[n++] = p->rq->log_dir_fd;
+                for (int i = 0; i < 3; i++)
+                        keep[n++] = p->rq->stdio[i];
+                for (size_t i = 0; i < p->trees->n; i++)
+                        keep[n++] = p->trees->binds[i];
+                close_all_but(keep, n);
+                free(keep);
+        }
+        init_title("kubemount-init");
+        if (read(p->go, &c, 1) != 1)
+                _exit(125);
+        r = setup_mounts(s, p->trees, &err);
+        if (r >= 0 && s->hostname && sethostname(s->hostname, strlen(s->hostname)) < 0)
+                r = km_error_set(&err, -errno, "hostname %s", s->hostname);
+        if (r >= 0 && p->rq->log_dir_fd >= 0) {
+                int fds[2];
+                if (pipe2(fds, O_CLOEXEC) < 0)
+                        r = km_error_set(&err, -errno, "log pipe");
+                else {
+                        log_rd = fds[0];
+                        log_wr = fds[1];
+                        stdio[1] = stdio[2] = log_wr;
+                }
+        }
+        if (r >= 0) {
+                struct command cmd = { s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio };
+                child = fork();
+                if (child == 0)
+                        exec_command(&cmd);
+                if (child < 0)
+                        r = km_error_set(&err, -errno, "fork");
+        }
+        err.code = r < 0 ? r : 0;
+        (void)!write(p->report, &err, sizeof(err));
+        if (r < 0)
+                _exit(125);
+        close(p->report);
+        for (int i = 0; i < 3; i++)
+                if (p->rq->stdio[i] > 2)
+                        close(p->rq->stdio[i]);
+        closep(&log_wr);
+        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd };
+        init_run(&ic);
+}
+
+/* ---- in the caller -------------------------------------------------------- */
+
+int launch_open_source(const struct spec_mount *m, const char *confine, struct km_error *err) {
+        char component[256] = "";
+        const char *why;
+        int fd;
+
+        if (!m->source || m->source[0] != '/')
+                return km_error_set_plain(err, -EINVAL, "bind on %s: the source must be an absolute host path",
+                                          m->destination);
+        /* Walked as mount targets are (THREATS 31): a pod's symlink cannot send a bind of its volume to /etc. */
+        fd = resolve_confined(m->source, confine, &why, component, sizeof(component));
+        if (fd < 0 && why)
+                return km_error_set_plain(err, fd, "bind source %s: '%s' %s %s", m->source, component, why, confine);
+        if (fd == -ENOENT)
+                return km_error_set_plain(err, fd, "bind source %s does not exist", m->source);
+        return fd < 0 ? km_error_set(err, fd, "bind source %s", m->source) : fd;
+}
+
+/* The root (the image's tree under a writable layer of its own, or the directory as it is) and the binds. */
+static int clone_trees(const struct launch_request *rq, struct trees *t, struct km_error *err) {
+        const struct container_spec *s = rq->spec;
+
+        t->n = s->n_mounts;
+        t->binds = malloc(sizeof(int) * (t->n ? t->n : 1));
+        if (!t->binds)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n; i++)
+                t->binds[i] = -EBADF;
+        if (s->root_overlay) {
+                _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
+                int r;
+
+                if (rq->state_dir_fd < 0)
+                        return km_error_set_plain(err, -EINVAL, "rootfs %s: a writable layer needs the container's "
+                                                                "state directory", s->root_path);
+                r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
+                t->root = r < 0 ? r : overlay_fsmount(&d, err);
+                if (t->root == -ENOSYS)
+                        return km_error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount "
+                                                                "API (Linux 5.2)", s->root_path);
+                if (t->root < 0)
+                        return t->root;
+        } else {
+                t->root = km_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (t->root < 0)
+                        return km_error_set(err, t->root, "rootfs %s", s->root_path);
+        }
+        for (size_t i = 0; i < t->n; i++) {
+                const struct spec_mount *m = &s->mounts[i];
+                _cleanup_close_ int fd = -EBADF;
+
+                if (!launch_is_bind(m))
+                        continue;
+                fd = launch_open_source(m, rq->confine, err);
+                if (fd < 0)
+                        return fd;
+                t->binds[i] = km_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                           (m->flags & MS_REC ? AT_RECURSIVE : 0));
+                if (t->binds[i] < 0)
+                        return km_error_set(err, t->binds[i], "bind source %s", m->source);
+        }
+        return 0;
+}
+
+static int ns_flags(const struct container_spec *s) {
+        return (s->namespaces & (CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP)) |
+               CLONE_NEWNS | CLONE_NEWPID;
+}
+
+static pid_t clone_pid1(int flags) {
+        struct clone_args args = { .flags = (uint64_t)flags, .exit_signal = SIGCHLD };
+
+        return syscall(SYS_clone3, &args, sizeof(args));
+}
+
+int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err) {
+        const struct container_spec *s = rq->spec;
+        _cleanup_(trees_done) struct trees t = { .root = -EBADF };
+        _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
+        _cleanup_close_ int netns = -EBADF;
+        struct km_error child_err = {};
+        int fds[2], r, status;
+        pid_t pid;
+
+        if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
+                return km_error_set(err, -errno, "enter the host mount namespace");
+        r = clone_trees(rq, &t, err);
+        if (r < 0)
+                return r;
+        if (s->netns_path && (netns = open(s->netns_path, O_RDONLY | O_CLOEXEC)) < 0)
+                return km_error_set(err, -errno, "network namespace %s", s->netns_path);
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return km_error_set(err, -errno, "pipe");
+        report_rd = fds[0], report_wr = fds[1];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return km_error_set(err, -errno, "pipe");
+        go_rd = fds[0], go_wr = fds[1];
+
+        if (rq->template_mntns_fd >= 0 && setns(rq->template_mntns_fd, CLONE_NEWNS) < 0)
+                return km_error_set(err, -errno, "enter the template mount namespace");
+        pid = clone_pid1(ns_flags(s));
+        if (pid == 0) {
+                struct pid1 p = { rq, &t, report_wr, go_rd };
+
+                /*
+                 * First: until exec the command is a copy of the agent's memory (other containers' configs),
+                 * and the container must not read it, nor our fds or /proc/1/exe.  The command inherits it.
+                 * The agent's environment it would still see through /proc/1/environ: gone too.
+                 */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                init_scrub_environ();
+                if (netns >= 0 && setns(netns, CLONE_NEWNET) < 0)
+                        _exit(125);
+                pid1_main(&p);
+        }
+        r = pid < 0 ? -errno : 0;
+        /* Back home before anything else; a caller that cannot come back must not go on. */
+        if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
+                abort();
+        if (r < 0)
+                return km_error_set(err, r, "clone the container's PID 1");
+        closep(&report_wr);
+        closep(&go_rd);
+        if (rq->cgroup_root_fd >= 0 && rq->cgroup_name && cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
+                km_log(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
+        if (write(go_wr, "g", 1) != 1 || read(report_rd, &child_err, sizeof(child_err)) != sizeof(child_err))
+                child_err = (struct km_error){ -EIO, "the container's PID 1 died while setting up" };
+        if (child_err.code < 0) {
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+                if (err)
+                        *err = child_err;
+                return child_err.code;
+        }
+        *ret_pid = pid;
+        return 0;
+}
+
+int launch_exit_code(int status) {
+        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* ---- the template ------------------------------------------------------ */
+
+/* In a new mount namespace: a tmpfs with STAGE becomes the root, the copy of the host's table goes. */
+static int make_small_root(struct km_error *err) {
+        _cleanup_close_ int fs = -EBADF, mnt = -EBADF;
+        int r;
+
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return km_error_set(err, -errno, "template: make / private");
+        fs = km_fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return km_error_set(err, fs, "template: tmpfs");
+        if ((r = km_fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k")) < 0 ||
+            (r = km_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700")) < 0 ||
+            (r = km_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL)) < 0)
+                return km_error_set(err, r, "template: tmpfs");
+        mnt = km_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (mnt < 0)
+                return km_error_set(err, mnt, "template: tmpfs");
+        if (mkdirat(mnt, &STAGE[1], 0700) < 0)
+                return km_error_set(err, -errno, "template: mkdir %s", STAGE);
+        r = km_move_mount(mnt, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH);
+        if (r < 0)
+                return km_error_set(err, r, "template: attach tmpfs");
+        return pivot_into(mnt, err);
+}
+
+int launch_template_create(struct km_error *err) {
+        struct km_error child_err = {};
+        char path[64];
+        int fds[2], fd, status;
+        pid_t pid;
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return km_error_set(err, -errno, "pipe");
+        pid = fork();
+        if (pid == 0) {
+                close(fds[0]);
+                child_err.code = unshare(CLONE_NEWNS) < 0 ? km_error_set(&child_err, -errno, "template: unshare")
+                                                           : make_small_root(&child_err);
+                (void)!write(fds[1], &child_err, sizeof(child_err));
+                if (child_err.code == 0)
+                        pause(); /* until the parent holds the namespace */
+                _exit(0);
+        }
+        close(fds[1]);
+        if (pid < 0) {
+                close(fds[0]);
+                return km_error_set(err, -errno, "fork");
+        }
+        if (read(fds[0], &child_err, sizeof(child_err)) != sizeof(child_err))
+                child_err = (struct km_error){ -EIO, "template: the child died" };
+        close(fds[0]);
+        snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+        fd = child_err.code < 0 ? child_err.code : open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && child_err.code == 0)
+                child_err = (struct km_error){ -errno, "template: open its namespace" };
+        (void)kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (fd < 0 && err)
+                *err = child_err;
+        return fd;
+}
+
+/* ---- exec --------------------------------------------------------------- */
+
+int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *err) {
+        static const struct {
+                const char *name;
+                int type;
+        } order[] = { { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
+                      { "pid", CLONE_NEWPID }, { "mnt", CLONE_NEWNS } };
+        int ns[ELEMENTSOF(order)];
+        pid_t pid;
+
+        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+                char path[64];
+
+                snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)rq->pid1, order[i].name);
+                ns[i] = open(path, O_RDONLY | O_CLOEXEC);
+                if (ns[i] < 0) {
+                        int r = -errno;
+                        while (i-- > 0)
+                                close(ns[i]);
+                        return km_error_set(err, r, "container namespaces %s", path);
+                }
+        }
+        pid = fork();
+        if (pid == 0) {
+                /*
+                 * First: this helper and its child hold a copy of the agent's memory until the child's execve;
+                 * once the child has dropped to the container's capabilities a process of the container could
+                 * read it through /proc/PID/mem if it were dumpable (THREATS 17).  The child inherits it,
+                 * and the agent's environment strings, which /proc/PID/environ would show, are zeroed.
+                 */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                init_scrub_environ();
+
+                struct command cmd = { rq->spec, rq->seccomp, rq->args, rq->env ? rq->env : rq->spec->env,
+                                       rq->cwd ? rq->cwd : rq->spec->cwd, rq->terminal, rq->stdio };
+                struct km_error e = {};
+                int status;
+                pid_t child;
+
+                int keep[ELEMENTSOF(order) + 3] = { rq->stdio[0], rq->stdio[1], rq->stdio[2] };
+
+                if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
+                        (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
+                memcpy(keep + 3, ns, sizeof(ns));
+                close_all_but(keep, ELEMENTSOF(keep));
+                for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                        if (setns(ns[i], order[i].type) < 0)
+                                fail(125, "enter the container", strerror(errno));
+                child = fork();
+                if (child == 0)
+                        exec_command(&cmd);
+                if (child < 0)
+                        fail(125, "fork", strerror(errno));
+                while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+                        ;
+                _exit(launch_exit_code(status));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                close(ns[i]);
+        if (pid < 0)
+                return km_error_set(err, -errno, "fork");
+        *ret_pid = pid;
+        return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The embedded container launcher.  A container is made by one clone from a
+ * small template mount namespace (one tmpfs), so its cost does not grow with
+ * the host's mount table: the root filesystem and the binds are cloned in the
+ * host namespace first (open_tree), carried over as fds, and attached in the
+ * new namespace; /proc, /dev and /sys are fresh mounts.  PID 1 is
+ * kubemount's init (pid1.h); the command runs as its child.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "seccomp-filter.h"
+#include "spec.h"
+
+struct launch_request {
+        const struct container_spec *spec;
+        const struct seccomp_program *seccomp; /* NULL: no filter */
+        int host_mntns_fd;     /* the namespace of the rootfs and bind sources; -EBADF: the current one */
+        int template_mntns_fd; /* the small namespace to clone; -EBADF: made on the spot (slow) */
+        int cgroup_root_fd;    /* with cgroup_name: the container's own cgroups; -EBADF: the caller's */
+        const char *cgroup_name;
+        int stdio[3];   /* the command's stdin, stdout, stderr */
+        int log_dir_fd; /* >= 0 (detached): stdout and stderr go through PID 1 into LOG_DIR/log, bounded */
+        int state_dir_fd;    /* the container's own directory: its writable layer goes there (spec->root_overlay) */
+        const char *confine; /* the kubelet dir: bind sources below it may not pass a symlink or ".." */
+};
+
+/*
+ * Starts the container; returns once PID 1 has set it up and started the
+ * command (whose exec failure shows as exit status 127 or 126, as with a
+ * runtime).  ret_pid: PID 1 as seen by the caller, a child of the caller.
+ * Must be called from a single-threaded process (it switches namespaces).
+ */
+int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err);
+
+/*
+ * A bind source of the spec (m->source, absolute), opened (O_PATH) as mount
+ * targets are (resolve_confined(): below confine no symlink, no ".." and so
+ * no magic link may be passed; above it symlinks are followed as the host
+ * has them), or a negative errno with a message naming the source and the
+ * component.  Clone it with open_tree(AT_EMPTY_PATH).
+ */
+int launch_open_source(const struct spec_mount *m, const char *confine, struct km_error *err);
+
+/* Whether the spec mount is a bind (type "bind", or a "bind"/"rbind" option). */
+bool launch_is_bind(const struct spec_mount *m);
+
+/* Makes the template namespace: returns an fd of it.  Costs one copy of the current mount table, once. */
+int launch_template_create(struct km_error *err);
+
+struct exec_request {
+        const struct container_spec *spec; /* the container's: user, capabilities, rlimits, ... */
+        const struct seccomp_program *seccomp;
+        pid_t pid1;        /* the container's PID 1 */
+        char *const *args; /* the command */
+        char *const *env;  /* NULL: the container's */
+        const char *cwd;   /* NULL: the container's */
+        bool terminal;     /* stdin is a terminal to make the controlling one */
+        int cgroup_root_fd;
+        const char *cgroup_name;
+        int stdio[3];
+};
+
+/* Runs a command in a running container's namespaces; returns its pid (a child of the caller). */
+int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *err);
+
+/* A wait status as a shell does: the exit code, or 128 + the signal. */
+int launch_exit_code(int status);

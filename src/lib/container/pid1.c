@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* PID 1 of a container (see pid1.h). */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "pid1.h"
+#include "util.h"
+
+struct log {
+        int in, dir, out;
+        size_t size;
+};
+
+static int log_open(struct log *l) {
+        l->out = openat(l->dir, "log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        l->size = 0;
+        return l->out;
+}
+
+/* Copies what is there; false at end of file.  Past the limit, log becomes log.1. */
+static bool log_copy(struct log *l) {
+        char buf[16384];
+        ssize_t n = read(l->in, buf, sizeof(buf));
+
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN;
+        if (n == 0)
+                return false;
+        if (l->out >= 0 && l->size + (size_t)n > INIT_LOG_MAX) {
+                close(l->out);
+                (void)renameat(l->dir, "log", l->dir, "log.1");
+                (void)log_open(l);
+        }
+        if (l->out >= 0 && write(l->out, buf, n) == n)
+                l->size += n;
+        return true;
+}
+
+static char *title_start, *env_start;
+static size_t title_size, env_size;
+
+void init_title_prepare(void) {
+        char buf[2048], *p;
+        unsigned long start, end, estart, eend;
+        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return;
+        buf[n] = '\0';
+        p = strrchr(buf, ')'); /* comm may hold spaces: fields count from here (field 3 on) */
+        for (int field = 2; p && field < 48; field++) /* then arg_start, arg_end, env_start, env_end */
+                p = strchr(p + 1, ' ');
+        if (p && sscanf(p + 1, "%lu %lu %lu %lu", &start, &end, &estart, &eend) == 4 && end > start) {
+                title_start = (char *)start;
+                title_size = end - start;
+                if (eend > estart) {
+                        env_start = (char *)estart;
+                        env_size = eend - estart;
+                }
+        }
+}
+
+void init_scrub_environ(void) {
+        if (env_start)
+                memset(env_start, 0, env_size);
+}
+
+void init_title(const char *title) {
+        (void)prctl(PR_SET_NAME, title);
+        if (!title_start)
+                return;
+        memset(title_start, 0, title_size);
+        memcpy(title_start, title, strnlen(title, title_size - 1));
+}
+
+_Noreturn void init_run(const struct init_config *c) {
+        struct log l = { .in = c->log_fd, .dir = c->log_dir_fd, .out = -EBADF };
+        sigset_t all;
+        int sfd, status = 0;
+        bool child_done = false;
+
+        sigfillset(&all);
+        sfd = signalfd(-1, &all, SFD_CLOEXEC);
+        if (sfd < 0)
+                _exit(125);
+        if (l.in >= 0 && log_open(&l) >= 0) {
+                struct stat st;
+                if (fstat(l.out, &st) == 0)
+                        l.size = st.st_size;
+        }
+
+        while (!child_done || l.in >= 0) {
+                struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = l.in, .events = POLLIN } };
+                struct signalfd_siginfo si;
+                pid_t pid;
+                int st;
+
+                /* Once the command is gone, its output is drained without waiting for holders of the pipe. */
+                if (poll(p, l.in >= 0 ? 2 : 1, child_done ? 0 : -1) <= 0) {
+                        if (child_done)
+                                break;
+                        continue;
+                }
+                if (l.in >= 0 && (p[1].revents & (POLLIN | POLLHUP)) && !log_copy(&l)) {
+                        close(l.in);
+                        l.in = -EBADF;
+                }
+                if (!(p[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+                        continue;
+                if (si.ssi_signo != SIGCHLD) {
+                        if (!child_done)
+                                (void)kill(c->child, si.ssi_signo);
+                        continue;
+                }
+                while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+                        if (pid == c->child) {
+                                status = st;
+                                child_done = true;
+                        }
+        }
+        _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A child process in cgroups of its own (see helper-cgroup.h). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "helper-cgroup.h"
+
+struct answer {
+        int r, excode;
+        struct km_error err;
+};
+
+int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, struct km_error *err),
+                      void *userdata, int *excode, struct km_error *err) {
+        _cleanup_close_ int rd = -EBADF;
+        struct answer a = { 0 };
+        int fds[2], status;
+        pid_t pid;
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return km_error_set(err, -errno, "%s: pipe", name);
+        rd = fds[0];
+        pid = fork();
+        if (pid < 0) {
+                close(fds[1]);
+                return km_error_set(err, -errno, "%s: fork", name);
+        }
+        if (pid == 0) {
+                /* The host's cgroup namespace, so that its hierarchy roots are reachable. */
+                int ns = open("/proc/1/ns/cgroup", O_RDONLY | O_CLOEXEC);
+                if (ns >= 0) {
+                        (void)setns(ns, CLONE_NEWCGROUP);
+                        close(ns);
+                }
+                char group[32];
+                snprintf(group, sizeof(group), "mount-%d", (int)getpid());
+                /* Without its own cgroups the mount still works; only the survival is lost: say so. */
+                _cleanup_close_ int root = cgroup_root_open(&a.err);
+                if (root < 0 || cgroup_enter(root, getpid(), group, &a.err) < 0)
+                        km_log(KM_LOG_WARNING, "%s: %s; its daemon stays in the caller's cgroup", name, a.err.message);
+                a.err = (struct km_error){ 0 };
+                a.r = fn(userdata, &a.excode, &a.err);
+                _exit(write(fds[1], &a, sizeof(a)) != sizeof(a));
+        }
+        close(fds[1]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (read(rd, &a, sizeof(a)) != sizeof(a))
+                return km_error_set(err, -EIO, "%s: the process in its own cgroup died", name);
+        if (excode)
+                *excode = a.excode;
+        if (err && a.r < 0)
+                *err = a.err;
+        return a.r;
+}

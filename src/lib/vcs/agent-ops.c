@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent's operations: run, exec, ps, stop, rm, logs, gc (see agent.h). */
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "agent-internal.h"
+#include "launch.h"
+#include "agent-protocol.h"
+#include "oci-runtime.h"
+#include "state-dir.h"
+#include "tty-relay.h"
+
+#define STOP_TIMEOUT_MS 10000
+
+static int reply(int conn, json_t *m) {
+        int r = m ? proto_send(conn, m, NULL, 0) : -ENOMEM;
+        json_decref(m);
+        return r < 0 ? r : 0;
+}
+
+static int fail(int conn, struct km_error *err) {
+        proto_send_error(conn, err->code, err->message);
+        return err->code;
+}
+
+static const char *req_string(json_t *req, const char *key) {
+        return json_string_value(json_object_get(req, key));
+}
+
+static char **req_strv(json_t *req, const char *key) {
+        json_t *a = json_object_get(req, key), *v;
+        size_t i, n = json_array_size(a);
+        char **strv;
+
+        if (!json_is_array(a) || !(strv = calloc(n + 1, sizeof(char *))))
+                return NULL;
+        json_array_foreach(a, i, v) {
+                if (!json_is_string(v) || !(strv[i] = strdup(json_string_value(v)))) {
+                        km_strv_free(strv);
+                        return NULL;
+                }
+        }
+        return strv;
+}
+
+static struct ctr *find_or_fail(struct agent *a, int conn, const char *name, struct km_error *err) {
+        struct ctr *c = name ? agent_find(a, name) : NULL;
+
+        if (!c)
+                km_error_set_plain(err, -ENOENT, "no such container: %s", name ? name : "(none)");
+        return c;
+}
+
+static void iso_now(char buf[32]) {
+        time_t t = time(NULL);
+        struct tm tm;
+
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+/*
+ * Propagation reaches the host only from a bind of a shared mount: nothing
+ * fails otherwise, the mounts just stay in the container.  Say so.
+ */
+static json_t *shared_source_warnings(const struct container_spec *s) {
+        json_t *w = json_array();
+
+        for (size_t i = 0; w && i < s->n_mounts; i++) {
+                const struct spec_mount *m = &s->mounts[i];
+                struct km_mount_info info;
+                char text[9000];
+
+                if ((m->propagation & ~MS_REC) != MS_SHARED || !m->source ||
+                    km_mount_info_of(m->source, &info, NULL) < 0 || (info.propagation & KM_PROPAGATION_SHARED))
+                        continue;
+                snprintf(text, sizeof(text),
+                         "%s is on a %s mount in the host: mounts made in the container below %s will not reach "
+                         "the host or pods (kubemount setup --shared %s)",
+                         m->source, info.propagation & KM_PROPAGATION_SLAVE ? "slave" : "private", m->destination,
+                         m->source);
+                json_array_append_new(w, json_string(text));
+        }
+        return w;
+}
+
+/*
+ * A terminal of the host is never a container's: with CAP_SYS_ADMIN it could
+ * type into it (TIOCSTI) what the caller's shell runs next (THREATS 28).
+ * kubemount's own client relays a terminal through a pipe; a raw one is refused.
+ */
+static int refuse_terminals(const char *op, const int *fds, size_t n_fds, struct km_error *err) {
+        static const char *const names[] = { "stdin", "stdout", "stderr" };
+
+        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(names); i++)
+                if (fd_is_terminal(fds[i]))
+                        return km_error_set_plain(err, -EPERM,
+                                                  "%s: the %s given is a terminal; a container never gets one of the "
+                                                  "host (pass a pipe)",
+                                                  op, names[i]);
+        return 0;
+}
+
+/* The same container through crun or runc: the state dir is the bundle, config.json in it. */
+static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_request *lrq, pid_t *pid,
+                            struct km_error *err) {
+        _cleanup_free_ char *root = agent_runtime_root(a), *bundle = NULL;
+        struct runtime_request rq = {
+                .runtime = c->runtime,
+                .id = c->name,
+                .log_dir_fd = lrq->log_dir_fd,
+                .cgroup_root_fd = lrq->cgroup_root_fd,
+                .cgroup_name = lrq->cgroup_name,
+                .spec = c->spec,
+                .confine = lrq->confine,
+        };
+
+        if (!root || asprintf(&bundle, "%s/containers/%s", a->state_dir, c->name) < 0)
+                return km_error_set(err, -ENOMEM, "container %s", c->name);
+        if (mkdir(root, 0700) < 0 && errno != EEXIST)
+                return km_error_set(err, -errno, "runtime state %s", root);
+        rq.root = root;
+        rq.bundle = bundle;
+        memcpy(rq.stdio, lrq->stdio, sizeof(rq.stdio));
+        return runtime_run(&rq, pid, err);
+}
+
+static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        bool detach = json_is_true(json_object_get(req, "detach"));
+        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
+        const char *name = req_string(req, "name"), *runtime = req_string(req, "runtime");
+        _cleanup_(spec_freep) struct container_spec *spec = NULL;
+        _cleanup_free_ char *config = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        char generated[32], created[32];
+        uint64_t start = 0;
+        struct ctr *c;
+        pid_t pid;
+        int r;
+
+        if (!name) {
+                snprintf(generated, sizeof(generated), "run-%d-%lx", (int)getpid(), (unsigned long)random());
+                name = generated;
+        }
+        if (!state_name_is_valid(name))
+                return km_error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+        c = agent_find(a, name);
+        if (c && c->pidfd >= 0)
+                return km_error_set_plain(err, -EEXIST, "container %s is running", name);
+        if (c) {
+                /* An exited one of that name (a retry after a crash): its state makes way. */
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+        }
+        if (!detach && n_fds != 3)
+                return km_error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+        if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
+                return r;
+        r = spec_from_json(json_object_get(req, "config"), &spec, err);
+        if (r < 0)
+                return r;
+        dir = state_container_dir(a->state_fd, name, true, err);
+        if (dir < 0)
+                return dir;
+        config = json_dumps(json_object_get(req, "config"), JSON_INDENT(2));
+        if (!config || (r = write_file_atomic(dir, "config.json", config, strlen(config), 0600, err)) < 0) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return config ? r : -ENOMEM;
+        }
+        c = agent_ctr_new(a, name, TAKE_PTR(spec), TAKE_FD(dir), err);
+        if (!c) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return err->code;
+        }
+        if (runtime && !streq(runtime, "embedded") && !(c->runtime = runtime_resolve(runtime, err))) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+                return err->code;
+        }
+        snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
+        c->detached = detach;
+        iso_now(created);
+        c->state = json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
+                             "command", json_object_get(json_object_get(req, "config"), "process") ?
+                                     json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args") :
+                                     json_null(),
+                             "rootfs", c->spec->root_path, "detached", detach);
+        if (!c->state)
+                r = km_error_set(err, -ENOMEM, "container %s", name);
+        else {
+                int devnull3[3] = { a->devnull, a->devnull, a->devnull };
+                struct launch_request rq = {
+                        .spec = c->spec,
+                        .seccomp = c->has_seccomp ? &c->seccomp : NULL,
+                        .host_mntns_fd = a->host_ns,
+                        .template_mntns_fd = a->template_ns,
+                        /* A short run lives in the agent's cgroup (not its caller's); a daemon gets its own. */
+                        .cgroup_root_fd = a->cgroup_root,
+                        .cgroup_name = detach ? c->cgroup : NULL,
+                        .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                        .state_dir_fd = c->dir_fd,
+                        .confine = req_string(req, "kubelet_dir") ?: "/var/lib/kubelet",
+                };
+                memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
+                r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);
+        }
+        if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
+                km_error_set(err, r, "container %s: pidfd", name);
+                (void)kill(pid, SIGKILL);
+                (void)waitpid(pid, NULL, 0);
+        }
+        if (r < 0) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+                return r;
+        }
+        json_t *warnings = shared_source_warnings(c->spec);
+        (void)state_proc_starttime(a->proc_fd, pid, &start);
+        json_object_set_new(c->state, "status", json_string("running"));
+        json_object_set_new(c->state, "pid", json_integer(pid));
+        json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
+        if (c->runtime)
+                json_object_set_new(c->state, "runtime", json_string(c->runtime));
+        (void)agent_save_state(a, c);
+        if (timeout_ms > 0)
+                (void)agent_ctr_timer(a, c, (int)timeout_ms);
+        reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", name, "pid", (int)pid, "warnings",
+                              warnings ?: json_array()));
+        if (detach)
+                return 0;
+        c->remove_on_exit = true;
+        agent_add_waiter(c, conn);
+        return 1;
+}
+
+/* How long a worker may take to open a terminal in a container's /dev/pts. */
+#define EXEC_PTY_TIMEOUT_MS 5000
+
+/*
+ * The exec itself, with stdio for the command; with a terminal (master >= 0,
+ * stdio its slave) the master goes to the client first.  The client stays,
+ * answered {"exit"} when the command ends.
+ */
+static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, const int stdio[3], int master,
+                      struct km_error *err) {
+        char **args = req_strv(req, "args"), **env = req_strv(req, "env");
+        bool tty = master >= 0;
+        pid_t pid;
+        int r;
+
+        if (!args || !args[0])
+                r = km_error_set_plain(err, -EINVAL, "exec: a command is needed");
+        else {
+                struct exec_request rq = {
+                        .spec = c->spec,
+                        .seccomp = c->has_seccomp ? &c->seccomp : NULL,
+                        .pid1 = c->pid,
+                        .args = args,
+                        .env = json_object_get(req, "env") ? env : NULL,
+                        .cwd = req_string(req, "cwd"),
+                        .terminal = tty,
+                        .cgroup_root_fd = a->cgroup_root,
+                        .cgroup_name = c->cgroup,
+                        .stdio = { stdio[0], stdio[1], stdio[2] },
+                };
+                if (c->runtime) {
+                        _cleanup_free_ char *root = agent_runtime_root(a);
+                        struct runtime_exec_request xrq = { c->runtime, root, c->name, args, rq.env, rq.cwd, tty,
+                                                            { rq.stdio[0], rq.stdio[1], rq.stdio[2] } };
+                        r = root ? runtime_exec(&xrq, &pid, err) : -ENOMEM;
+                } else
+                        r = launch_exec(&rq, &pid, err);
+                if (r >= 0 && tty) {
+                        json_t *m = json_pack("{s:b}", "tty", 1);
+                        (void)proto_send(conn, m, &master, 1);
+                        json_decref(m);
+                }
+                if (r >= 0 && (r = agent_job_add(a, pid, conn)) < 0)
+                        km_error_set(err, r, "exec in %s", c->name);
+        }
+        km_strv_free(args);
+        km_strv_free(env);
+        return r < 0 ? r : 1;
+}
+
+/* In a worker: a terminal of the container's devpts, or why not. */
+static int exec_pty_work(struct agent *a, json_t *ctx, int sock) {
+        struct km_error err = {};
+        int fds[2], r;
+
+        r = tty_open_in(a->proc_fd, (pid_t)json_integer_value(json_object_get(ctx, "pid")),
+                        (int)json_integer_value(json_object_get(ctx, "pidfd")), &fds[0], &fds[1], &err);
+        if (r < 0)
+                return proto_send_error(sock, r, err.message);
+        json_t *m = json_pack("{s:b}", "pty", 1);
+        r = m ? proto_send(sock, m, fds, 2) : -ENOMEM;
+        json_decref(m);
+        return r;
+}
+
+/* In the loop: the worker's terminal for the exec, if the container still runs. */
+static int exec_pty_done(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds) {
+        json_t *req = json_object_get(ctx, "req");
+        const char *name = req_string(req, "name");
+        struct ctr *c = agent_find(a, name);
+        struct km_error err = {};
+        int r;
+
+        if (!answer)
+                r = km_error_set_plain(&err, -ETIMEDOUT,
+                                       "exec -t in %s: no terminal from its /dev/pts/ptmx in %d ms (a hung file "
+                                       "system in the container?)",
+                                       name, EXEC_PTY_TIMEOUT_MS);
+        else if (json_object_get(answer, "error"))
+                r = km_error_set_plain(&err, (int)json_integer_value(json_object_get(answer, "code")) ?: -EIO,
+                                       "exec -t in %s: %s", name, json_string_value(json_object_get(answer, "error")));
+        else if (n_fds != 2)
+                r = km_error_set_plain(&err, -EPROTO, "exec -t in %s: no terminal from the worker", name);
+        else if (!c || c->pidfd < 0 || !c->spec || c->pid != (pid_t)json_integer_value(json_object_get(ctx, "pid")))
+                r = km_error_set_plain(&err, -ESRCH, "container %s is not running", name);
+        else {
+                int slave[3] = { fds[1], fds[1], fds[1] };
+                r = exec_start(a, conn, c, req, slave, fds[0], &err);
+        }
+        if (r < 0)
+                proto_send_error(conn, err.code, err.message);
+        return r;
+}
+
+static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        struct ctr *c = find_or_fail(a, conn, req_string(req, "name"), err);
+        bool tty = json_is_true(json_object_get(req, "tty"));
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        int r;
+
+        if (!c)
+                return err->code;
+        if (c->pidfd < 0 || !c->spec)
+                return km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
+        if (!tty && n_fds != 3)
+                return km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
+        if (!tty) {
+                r = refuse_terminals("exec", fds, n_fds, err);
+                return r < 0 ? r : exec_start(a, conn, c, req, fds, -EBADF, err);
+        }
+        if (c->runtime) {
+                /* The runtime makes the command's terminal from one of the host's. */
+                r = tty_open_host(&master, &slave);
+                if (r < 0)
+                        return km_error_set(err, r, "exec -t in %s: /dev/ptmx", c->name);
+                return exec_start(a, conn, c, req, (int[3]){ slave, slave, slave }, master, err);
+        }
+        /* Its /dev/pts is the container's to change, or to hang: a worker opens it (THREATS 30). */
+        int keep[] = { a->proc_fd, c->pidfd };
+        json_t *ctx = json_pack("{s:O, s:i, s:i}", "req", req, "pid", (int)c->pid, "pidfd", c->pidfd);
+        if (!ctx)
+                return km_error_set(err, -ENOMEM, "exec in %s", c->name);
+        r = agent_worker_start(a, conn, ctx, EXEC_PTY_TIMEOUT_MS, exec_pty_work, exec_pty_done, keep, ELEMENTSOF(keep));
+        return r < 0 ? km_error_set(err, r, "exec -t in %s: start a worker", c->name) : 1;
+}
+
+static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        json_t *list = json_array();
+        char **names = NULL;
+        int r = state_container_list(a->state_fd, &names, err);
+
+        if (r < 0 || !list) {
+                json_decref(list);
+                return r < 0 ? r : -ENOMEM;
+        }
+        for (char **n = names; *n; n++) {
+                struct ctr *c = agent_find(a, *n);
+                json_t *e;
+
+                if (c && c->state)
+                        e = json_deep_copy(c->state);
+                else
+                        e = json_pack("{s:s, s:s}", "name", *n, "status", "unknown");
+                /* Masked already, unless adopted from a state.json of an older agent. */
+                if (!e || agent_state_mask(e) < 0) {
+                        json_decref(e);
+                        continue;
+                }
+                json_object_set_new(e, "running", json_boolean(c && c->pidfd >= 0));
+                json_array_append_new(list, e);
+        }
+        km_strv_free(names);
+        return reply(conn, json_pack("{s:o}", "containers", list));
+}
+
+static int op_stop(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        struct ctr *c = find_or_fail(a, conn, req_string(req, "name"), err);
+        json_t *t = json_object_get(req, "timeout_ms");
+
+        if (!c)
+                return err->code;
+        if (c->pidfd < 0)
+                return reply(conn, json_pack("{s:O}", "exit", json_object_get(c->state, "exit_code") ?: json_null()));
+        c->stopping = true;
+        agent_ctr_signal(c, SIGTERM);
+        (void)agent_ctr_timer(a, c, t ? (int)json_integer_value(t) : STOP_TIMEOUT_MS);
+        if (agent_add_waiter(c, conn) < 0)
+                return km_error_set_plain(err, -EBUSY, "container %s: too many waiting", c->name);
+        return 1;
+}
+
+static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        const char *name = req_string(req, "name");
+        struct ctr *c = name ? agent_find(a, name) : NULL;
+        int r;
+
+        if (!name || !state_name_is_valid(name))
+                return km_error_set_plain(err, -EINVAL, "invalid container name");
+        if (c && c->pidfd >= 0) {
+                struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+                if (!json_is_true(json_object_get(req, "force")))
+                        return km_error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
+                agent_ctr_kill(a, c);
+                (void)poll(&p, 1, 5000);
+                c->remove_on_exit = true;
+                /* The loop sees the pidfd and removes it; answer now. */
+                return reply(conn, json_pack("{s:b}", "removed", 1));
+        }
+        if (!c) {
+                _cleanup_close_ int dir = state_container_dir(a->state_fd, name, false, NULL);
+                if (dir < 0)
+                        return km_error_set_plain(err, -ENOENT, "no such container: %s", name);
+        }
+        r = state_container_remove(a->state_fd, name, err);
+        if (r < 0)
+                return r;
+        if (c)
+                agent_ctr_forget(a, c);
+        return reply(conn, json_pack("{s:b}", "removed", 1));
+}
+
+static int op_logs(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        const char *name = req_string(req, "name");
+        _cleanup_close_ int dir = name && state_name_is_valid(name) ? state_container_dir(a->state_fd, name, false, err)
+                                                                    : km_error_set_plain(err, -EINVAL, "invalid name");
+        int fds[2], n = 0, r;
+
+        if (dir < 0)
+                return dir;
+        for (const char *f = "log.1"; f; f = streq(f, "log.1") ? "log" : NULL) {
+                int fd = openat(dir, f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+                if (fd >= 0)
+                        fds[n++] = fd;
+        }
+        r = proto_send(conn, json_pack("{s:i}", "logs", n), fds, n);
+        while (n > 0)
+                close(fds[--n]);
+        return r < 0 ? r : 0;
+}
+
+int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds) {
+        struct km_error err = {};
+        const char *op = req_string(req, "op");
+        int r;
+
+        if (!op)
+                r = km_error_set_plain(&err, -EINVAL, "agent: a request needs \"op\"");
+        else if (streq(op, "run"))
+                r = op_run(a, conn, req, fds, n_fds, &err);
+        else if (streq(op, "exec"))
+                r = op_exec(a, conn, req, fds, n_fds, &err);
+        else if (streq(op, "ps"))
+                r = op_ps(a, conn, req, &err);
+        else if (streq(op, "stop"))
+                r = op_stop(a, conn, req, &err);
+        else if (streq(op, "rm"))
+                r = op_rm(a, conn, req, &err);
+        else if (streq(op, "logs"))
+                r = op_logs(a, conn, req, &err);
+        else if (streq(op, "gc"))
+                r = agent_gc(a, conn, req, &err);
+        else
+                r = km_error_set_plain(&err, -EOPNOTSUPP, "agent: unknown operation '%s'", op);
+        if (r < 0 && err.code < 0)
+                return fail(conn, &err);
+        return r;
+}

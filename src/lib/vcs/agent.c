@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent (see agent.h): an epoll loop over clients, PID 1s and timers. */
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "agent-internal.h"
+#include <stddef.h>
+#include "cgroup.h"
+#include "pid1.h"
+#include "launch.h"
+#include "agent-protocol.h"
+#include "oci-runtime.h"
+#include "secrets.h"
+#include "state-dir.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static int pidfd_open_(pid_t pid) {
+        int fd = syscall(SYS_pidfd_open, pid, 0);
+        return fd >= 0 ? fd : -errno;
+}
+
+static int watch(struct agent *a, int fd, struct watch *w) {
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+        return epoll_ctl(a->epoll, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static void unwatch(struct agent *a, int fd) {
+        (void)epoll_ctl(a->epoll, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static void unwatch_close(struct agent *a, int *fd) {
+        if (*fd >= 0)
+                unwatch(a, *fd);
+        closep(fd);
+}
+
+/* ---- containers ----------------------------------------------------------- */
+
+struct ctr *agent_find(struct agent *a, const char *name) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (streq(c->name, name))
+                        return c;
+        return NULL;
+}
+
+void agent_ctr_forget(struct agent *a, struct ctr *c) {
+        for (struct ctr **p = &a->ctrs; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        unwatch_close(a, &c->pidfd);
+        unwatch_close(a, &c->timer);
+        closep(&c->dir_fd);
+        spec_free(c->spec);
+        free(c->runtime);
+        if (c->has_seccomp)
+                seccomp_program_done(&c->seccomp);
+        json_decref(c->state);
+        c->spec = NULL, c->runtime = NULL, c->state = NULL, c->has_seccomp = false;
+        c->forgotten = true;
+        c->next = a->forgotten;
+        a->forgotten = c;
+}
+
+int agent_state_mask(json_t *state) {
+        static const char *const keys[] = { "command", "env" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *v = json_object_get(state, keys[i]);
+
+                if (!json_is_array(v))
+                        continue;
+                v = streq(keys[i], "env") ? secret_mask_json_env(v) : secret_mask_json_argv(v);
+                if (!v || json_object_set_new(state, keys[i], v) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * state.json, and what ps shows, hold the command with its secrets masked
+ * (THREATS 32): the state in memory is masked here, before its first write;
+ * only the bundle's config.json (0600) keeps the real one, for the runtime.
+ */
+int agent_save_state(struct agent *a, struct ctr *c) {
+        _cleanup_free_ char *text = NULL;
+        struct km_error err = {};
+        int r;
+
+        r = agent_state_mask(c->state);
+        if (r < 0)
+                return r;
+        text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (!text)
+                return -ENOMEM;
+        r = write_file_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
+        if (r < 0)
+                km_log(KM_LOG_WARNING, "container %s: %s", c->name, err.message);
+        return r;
+}
+
+/*
+ * A compiled copy of a filter.  Compiling takes milliseconds, more than the
+ * rest of a container start: the last profile is kept (they are all the default one).
+ */
+static int agent_seccomp(struct agent *a, json_t *profile, struct seccomp_program *ret, struct km_error *err) {
+        size_t size;
+        int r;
+
+        if (!a->seccomp_json || !json_equal(a->seccomp_json, profile)) {
+                struct seccomp_program p = {};
+
+                r = seccomp_compile(profile, &p, err);
+                if (r < 0)
+                        return r;
+                seccomp_program_done(&a->seccomp_cached);
+                json_decref(a->seccomp_json);
+                a->seccomp_cached = p;
+                a->seccomp_json = json_incref(profile);
+        }
+        size = a->seccomp_cached.prog.len * sizeof(struct sock_filter);
+        ret->prog.len = a->seccomp_cached.prog.len;
+        ret->prog.filter = malloc(size);
+        if (!ret->prog.filter)
+                return km_error_set(err, -ENOMEM, "seccomp");
+        memcpy(ret->prog.filter, a->seccomp_cached.prog.filter, size);
+        return 0;
+}
+
+/* A (new or adopted) container, with its spec and compiled filter for exec. */
+struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
+                          struct km_error *err) {
+        struct ctr *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                km_error_set(err, -ENOMEM, "container %s", name);
+                return NULL;
+        }
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        c->w.kind = WATCH_PID1;
+        c->timer_w.kind = WATCH_TIMER;
+        c->pidfd = c->timer = -EBADF;
+        c->dir_fd = dir_fd;
+        c->spec = spec;
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                c->waiters[i] = -EBADF;
+        c->next = a->ctrs;
+        a->ctrs = c;
+        if (spec && spec->seccomp) {
+                r = agent_seccomp(a, spec->seccomp, &c->seccomp, err);
+                if (r < 0) {
+                        agent_ctr_forget(a, c);
+                        return NULL;
+                }
+                c->has_seccomp = true;
+        }
+        return c;
+}
+
+int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours) {
+        c->pid = pid;
+        c->ours = ours;
+        c->pidfd = pidfd_open_(pid);
+        if (c->pidfd < 0)
+                return c->pidfd;
+        return watch(a, c->pidfd, &c->w);
+}
+
+int agent_ctr_timer(struct agent *a, struct ctr *c, int ms) {
+        struct itimerspec t = { .it_value = { ms / 1000, (long)(ms % 1000) * 1000000L } };
+
+        if (c->timer < 0) {
+                c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                if (c->timer < 0 || watch(a, c->timer, &c->timer_w) < 0)
+                        return -errno;
+        }
+        return timerfd_settime(c->timer, 0, &t, NULL) < 0 ? -errno : 0;
+}
+
+void agent_ctr_signal(struct ctr *c, int sig) {
+        if (c->pidfd >= 0)
+                (void)syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0);
+}
+
+char *agent_runtime_root(struct agent *a) {
+        char *root;
+
+        return asprintf(&root, "%s/runtime", a->state_dir) < 0 ? NULL : root;
+}
+
+void agent_ctr_kill(struct agent *a, struct ctr *c) {
+        _cleanup_free_ char *root = c->runtime ? agent_runtime_root(a) : NULL;
+
+        /* Killing a runtime's monitor would leave the container running: the runtime kills it. */
+        if (root && runtime_kill(c->runtime, root, c->name, SIGKILL, NULL) == 0)
+                return;
+        agent_ctr_signal(c, SIGKILL);
+}
+
+int agent_add_waiter(struct ctr *c, int conn) {
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                if (c->waiters[i] < 0) {
+                        c->waiters[i] = conn;
+                        return 0;
+                }
+        return -EBUSY;
+}
+
+static void conn_close(struct agent *a, int fd);
+
+/* PID 1 is gone: record how, answer who waits, release its cgroups. */
+static void ctr_exited(struct agent *a, struct ctr *c) {
+        siginfo_t si = {};
+        int code = -1;
+
+        if (c->ours && waitid((idtype_t)P_PIDFD, c->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
+                code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        if (c->timed_out)
+                code = 124;
+        unwatch(a, c->pidfd);
+        closep(&c->pidfd);
+        if (c->timer >= 0) {
+                unwatch(a, c->timer);
+                closep(&c->timer);
+        }
+        if (c->runtime) {
+                _cleanup_free_ char *root = agent_runtime_root(a);
+                if (root)
+                        (void)runtime_delete(c->runtime, root, c->name, NULL);
+        }
+        if (c->detached)
+                (void)cgroup_remove(a->cgroup_root, c->cgroup);
+        json_object_set_new(c->state, "status", json_string("exited"));
+        json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
+        json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++) {
+                if (c->waiters[i] < 0)
+                        continue;
+                json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(),
+                                      "timed_out", c->timed_out);
+                (void)proto_send(c->waiters[i], m, NULL, 0);
+                json_decref(m);
+                conn_close(a, c->waiters[i]);
+        }
+        if (c->remove_on_exit) {
+                (void)state_container_remove(a->state_fd, c->name, NULL);
+                agent_ctr_forget(a, c);
+                return;
+        }
+        (void)agent_save_state(a, c);
+}
+
+static void ctr_timer(struct agent *a, struct ctr *c) {
+        uint64_t n;
+
+        (void)!read(c->timer, &n, sizeof(n));
+        if (!c->stopping)
+                c->timed_out = true; /* a run's --timeout; a stop's grace ends the same way */
+        agent_ctr_kill(a, c);
+}
+
+/* ---- exec jobs ---------------------------------------------------------------- */
+
+static void job_exited(struct agent *a, struct job *j) {
+        siginfo_t si = {};
+        int code = 125;
+
+        if (waitid((idtype_t)P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
+                code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        json_t *m = json_pack("{s:i}", "exit", code);
+        (void)proto_send(j->conn, m, NULL, 0);
+        json_decref(m);
+        conn_close(a, j->conn);
+        unwatch(a, j->pidfd);
+        for (struct job **p = &a->jobs; *p; p = &(*p)->next)
+                if (*p == j) {
+                        *p = j->next;
+                        break;
+                }
+        close(j->pidfd);
+        free(j);
+}
+
+int agent_job_add(struct agent *a, pid_t pid, int conn) {
+        struct job *j = calloc(1, sizeof(*j));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        j->w.kind = WATCH_JOB;
+        j->pid = pid;
+        j->conn = conn;
+        j->pidfd = pidfd_open_(pid);
+        if (j->pidfd < 0 || (r = watch(a, j->pidfd, &j->w)) < 0) {
+                r = j->pidfd < 0 ? j->pidfd : r;
+                closep(&j->pidfd);
+                free(j);
+                return r;
+        }
+        j->next = a->jobs;
+        a->jobs = j;
+        return 0;
+}
+
+/* ---- workers (see agent-internal.h) ---------------------------------------------- */
+
+static void worker_free(struct agent *a, struct worker *w) {
+        for (struct worker **p = &a->workers; *p; p = &(*p)->next)
+                if (*p == w) {
+                        *p = w->next;
+                        break;
+                }
+        unwatch_close(a, &w->pidfd);
+        unwatch_close(a, &w->timer);
+        closep(&w->sock);
+        json_decref(w->ctx);
+        free(w);
+}
+
+static _Noreturn void worker_main(struct agent *a, json_t *ctx, agent_work_fn fn, int sock, const int *keep,
+                                  size_t n_keep) {
+        int *all = calloc(n_keep + 1, sizeof(int));
+
+        /* Not the agent's socket, lock or clients: an agent that dies takes its workers along. */
+        if (!all || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                _exit(1);
+        memcpy(all, keep, n_keep * sizeof(int));
+        all[n_keep] = sock;
+        close_all_but(all, n_keep + 1);
+        _exit(fn(a, ctx, sock) < 0 ? 1 : 0);
+}
+
+int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, agent_work_fn fn, agent_done_fn done,
+                       const int *keep, size_t n_keep) {
+        struct worker *w = calloc(1, sizeof(*w));
+        int sv[2], r;
+
+        if (!w) {
+                json_decref(ctx);
+                return -ENOMEM;
+        }
+        *w = (struct worker){ .w.kind = WATCH_WORKER, .timer_w.kind = WATCH_WORKER_TIMER, .pid = -1, .pidfd = -EBADF,
+                              .sock = -EBADF, .timer = -EBADF, .conn = conn, .ctx = ctx, .done = done };
+        w->next = a->workers;
+        a->workers = w;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                r = -errno;
+                worker_free(a, w);
+                return r;
+        }
+        w->pid = fork();
+        if (w->pid == 0) {
+                close(sv[0]);
+                worker_main(a, ctx, fn, sv[1], keep, n_keep);
+        }
+        close(sv[1]);
+        w->sock = sv[0];
+        struct itimerspec t = { .it_value = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L } };
+        r = w->pid < 0 || fcntl(w->sock, F_SETFL, O_NONBLOCK) < 0 ? -errno : (w->pidfd = pidfd_open_(w->pid));
+        if (r >= 0)
+                r = watch(a, w->pidfd, &w->w);
+        if (r >= 0 && ((w->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
+                       timerfd_settime(w->timer, 0, &t, NULL) < 0))
+                r = -errno;
+        if (r >= 0)
+                r = watch(a, w->timer, &w->timer_w);
+        if (r < 0) {
+                if (w->pid > 0) {
+                        (void)kill(w->pid, SIGKILL);
+                        (void)waitpid(w->pid, NULL, 0);
+                }
+                w->conn = -EBADF;
+                worker_free(a, w);
+                return r;
+        }
+        return 0;
+}
+
+/* The worker ended, or its time is up: its answer to done (once); freed once it is reaped. */
+static void worker_event(struct agent *a, struct worker *w, bool timer) {
+        if (w->reaped)
+                return;
+        if (timer) {
+                uint64_t n;
+                (void)!read(w->timer, &n, sizeof(n));
+                (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+        }
+        if (!w->answered) {
+                int fds[PROTO_MAX_FDS], conn = w->conn;
+                size_t n_fds = 0;
+                json_t *answer = NULL;
+
+                w->answered = true;
+                /* Sent before it exits; at the timeout it may be there too (a worker stuck in the kernel after it). */
+                if (proto_recv(w->sock, &answer, fds, &n_fds) < 0)
+                        answer = NULL;
+                if (conn >= 0 && w->done(a, conn, w->ctx, answer, fds, n_fds) <= 0)
+                        conn_close(a, conn);
+                for (size_t i = 0; i < n_fds; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                json_decref(answer);
+        }
+        if (!timer) {
+                siginfo_t si = {};
+                (void)waitid((idtype_t)P_PIDFD, w->pidfd, &si, WEXITED | WNOHANG);
+                /* Freed after this batch of events, which may hold its timer's too. */
+                unwatch(a, w->pidfd);
+                unwatch(a, w->timer);
+                w->reaped = true;
+        } else {
+                /* Reaped when it is gone (a FUSE request already read by a hung daemon holds it until then). */
+                unwatch(a, w->timer);
+                closep(&w->timer);
+        }
+}
+
+/* ---- clients ------------------------------------------------------------------- */
+
+static void conn_close(struct agent *a, int fd) {
+        for (struct conn **p = &a->conns; *p; p = &(*p)->next)
+                if ((*p)->fd == fd) {
+                        struct conn *c = *p;
+                        *p = c->next;
+                        unwatch(a, fd);
+                        close(fd);
+                        c->closed = true;
+                        c->next = a->closed_conns;
+                        a->closed_conns = c;
+                        return;
+                }
+}
+
+/* After a batch of events: what went during it. */
+static void agent_sweep(struct agent *a) {
+        for (struct worker *w = a->workers, *next; w; w = next) {
+                next = w->next;
+                if (w->reaped)
+                        worker_free(a, w);
+        }
+        while (a->forgotten) {
+                struct ctr *c = a->forgotten;
+                a->forgotten = c->next;
+                free(c);
+        }
+        while (a->closed_conns) {
+                struct conn *c = a->closed_conns;
+                a->closed_conns = c->next;
+                free(c);
+        }
+}
+
+/* A client that hangs up stops what it waits for: a run is killed, an exec too. */
+static void conn_gone(struct agent *a, int fd) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                        if (c->waiters[i] == fd) {
+                                c->waiters[i] = -EBADF;
+                                if (!c->detached)
+                                        agent_ctr_kill(a, c);
+                        }
+        for (struct job *j = a->jobs; j; j = j->next)
+                if (j->conn == fd) {
+                        (void)syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+                        j->conn = -EBADF;
+                }
+        for (struct worker *w = a->workers; w; w = w->next)
+                if (w->conn == fd) {
+                        (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                        w->conn = -EBADF;
+                }
+        conn_close(a, fd);
+}
+
+static void conn_request(struct agent *a, struct conn *conn) {
+        int fds[PROTO_MAX_FDS];
+        size_t n_fds = 0;
+        json_t *req = NULL;
+        int r = proto_recv(conn->fd, &req, fds, &n_fds);
+
+        if (r == -ECONNRESET || r == -EAGAIN) {
+                if (r == -ECONNRESET)
+                        conn_gone(a, conn->fd);
+                goto out;
+        }
+        if (r < 0) {
+                proto_send_error(conn->fd, r, "agent: unreadable request");
+                conn_close(a, conn->fd);
+                goto out;
+        }
+        /* Answered now (closed) or later (kept: run, exec, stop). */
+        if (agent_dispatch(a, conn->fd, req, fds, n_fds) <= 0)
+                conn_close(a, conn->fd);
+out:
+        for (size_t i = 0; i < n_fds; i++)
+                close(fds[i]);
+        json_decref(req);
+}
+
+static void conn_accept(struct agent *a) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        struct conn *c;
+        int fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (fd < 0)
+                return;
+        /* Only root (or our own user) may ask for privileged containers. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || (cred.uid != 0 && cred.uid != geteuid()) ||
+            !(c = calloc(1, sizeof(*c)))) {
+                close(fd);
+                return;
+        }
+        c->w.kind = WATCH_CONN;
+        c->fd = fd;
+        c->next = a->conns;
+        a->conns = c;
+        if (watch(a, fd, &c->w) < 0)
+                conn_close(a, fd);
+}
+
+/* ---- start-up -------------------------------------------------------------------- */
+
+static int listen_on(int state_fd, const char *state_dir, struct km_error *err) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", state_dir, AGENT_SOCKET) >= (int)sizeof(sa.sun_path))
+                return km_error_set_plain(err, -ENAMETOOLONG, "agent: socket path %s/%s is too long", state_dir,
+                                          AGENT_SOCKET);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return km_error_set(err, -errno, "agent: socket");
+        (void)unlinkat(state_fd, AGENT_SOCKET, 0); /* a stale one: we hold the lock */
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || fchmodat(state_fd, AGENT_SOCKET, 0600, 0) < 0 ||
+            listen(fd, 128) < 0) {
+                int r = -errno;
+                close(fd);
+                return km_error_set(err, r, "agent: listen on %s", sa.sun_path);
+        }
+        return fd;
+}
+
+int agent_run(const struct agent_options *o, struct km_error *err) {
+        _cleanup_(agent_done) struct agent a = { .listen_fd = -EBADF, .epoll = -EBADF, .state_fd = -EBADF,
+                                                 .lock_fd = -EBADF, .template_ns = -EBADF, .host_ns = -EBADF,
+                                                 .cgroup_root = -EBADF, .devnull = -EBADF, .proc_fd = -EBADF };
+        struct watch listen_w = { WATCH_LISTEN };
+        struct km_error cerr = {};
+        int r;
+
+        a.state_dir = o->state_dir;
+        a.state_fd = state_dir_open(o->state_dir, err);
+        if (a.state_fd < 0)
+                return a.state_fd;
+        a.lock_fd = openat(a.state_fd, "agent.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (a.lock_fd < 0)
+                return km_error_set(err, -errno, "agent: %s/agent.lock", o->state_dir);
+        if (flock(a.lock_fd, LOCK_EX | LOCK_NB) < 0)
+                return km_error_set_plain(err, -EALREADY, "agent: another agent serves %s", o->state_dir);
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+        init_title_prepare();
+        a.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        a.host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
+                return km_error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+        a.cgroup_root = cgroup_root_open(&cerr);
+        /* Started on demand from a kubelet's cgroup: leave it.  Under systemd the unit's cgroup is right. */
+        if (a.cgroup_root < 0 || (!getenv("INVOCATION_ID") && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
+                km_log(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
+        a.template_ns = launch_template_create(err);
+        if (a.template_ns < 0)
+                return a.template_ns;
+        a.listen_fd = listen_on(a.state_fd, o->state_dir, err);
+        if (a.listen_fd < 0)
+                return a.listen_fd;
+        a.epoll = epoll_create1(EPOLL_CLOEXEC);
+        if (a.epoll < 0 || watch(&a, a.listen_fd, &listen_w) < 0)
+                return km_error_set(err, -errno, "agent: epoll");
+        agent_reconcile(&a);
+        if (o->ready_fd >= 0) {
+                (void)!write(o->ready_fd, "1", 1);
+                close(o->ready_fd);
+        }
+
+        for (;;) {
+                struct epoll_event ev[16];
+                bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers;
+                int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return km_error_set(err, -errno, "agent: epoll_wait");
+                if (n == 0) {
+                        bool running = false;
+                        for (struct ctr *c = a.ctrs; c; c = c->next)
+                                running |= c->pidfd >= 0;
+                        if (!running && !a.conns && !a.jobs && !a.workers)
+                                return 0; /* idle: a caller starts us again when needed */
+                }
+                for (int i = 0; i < n; i++) {
+                        struct watch *w = ev[i].data.ptr;
+
+                        switch (w->kind) {
+                        case WATCH_LISTEN:
+                                conn_accept(&a);
+                                break;
+                        case WATCH_CONN:
+                                if (!((struct conn *)w)->closed)
+                                        conn_request(&a, (struct conn *)w);
+                                break;
+                        case WATCH_PID1:
+                                if (!((struct ctr *)w)->forgotten)
+                                        ctr_exited(&a, (struct ctr *)w);
+                                break;
+                        case WATCH_TIMER: {
+                                struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, timer_w));
+                                if (!c->forgotten)
+                                        ctr_timer(&a, c);
+                                break;
+                        }
+                        case WATCH_JOB:
+                                job_exited(&a, (struct job *)w);
+                                break;
+                        case WATCH_WORKER:
+                                worker_event(&a, (struct worker *)w, false);
+                                break;
+                        case WATCH_WORKER_TIMER:
+                                worker_event(&a, (struct worker *)((char *)w - offsetof(struct worker, timer_w)), true);
+                                break;
+                        }
+                }
+                agent_sweep(&a);
+        }
+        (void)r;
+}
+
+void agent_done(struct agent *a) {
+        while (a->ctrs)
+                agent_ctr_forget(a, a->ctrs);
+        while (a->conns)
+                conn_close(a, a->conns->fd);
+        while (a->workers) {
+                struct worker *w = a->workers;
+                (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                worker_free(a, w);
+        }
+        while (a->jobs) {
+                struct job *j = a->jobs;
+                a->jobs = j->next;
+                close(j->pidfd);
+                free(j);
+        }
+        if (a->listen_fd >= 0 && a->state_fd >= 0)
+                (void)unlinkat(a->state_fd, AGENT_SOCKET, 0);
+        closep(&a->listen_fd);
+        closep(&a->epoll);
+        closep(&a->template_ns);
+        closep(&a->host_ns);
+        closep(&a->cgroup_root);
+        closep(&a->devnull);
+        closep(&a->proc_fd);
+        seccomp_program_done(&a->seccomp_cached);
+        json_decref(a->seccomp_json);
+        closep(&a->lock_fd);
+        closep(&a->state_fd);
+        agent_sweep(a);
+}
