@@ -53,18 +53,18 @@ static bool english_locale(void) {
  * gives the topmost one, so stacked mounts go to the real findmnt.
  */
 static int answer_findmnt(const char *path, char **ret) {
-        _cleanup_free_ struct km_statmount *sm = NULL, *parent = NULL;
+        _cleanup_free_ struct sys_statmount *sm = NULL, *parent = NULL;
         struct statx stx;
         const char *point, *type, *sub = "";
         int r;
 
         /* findmnt reads the table: without /proc it fails, and so must we. */
-        if (!plain(path) || !km_feature(KM_FEATURE_STATX_MNT) || access("/proc/self/mountinfo", R_OK) < 0)
+        if (!plain(path) || !feature_available(KM_FEATURE_STATX_MNT) || access("/proc/self/mountinfo", R_OK) < 0)
                 return -EAGAIN;
         if (statx(AT_FDCWD, path, 0, STATX_TYPE | STATX_MNT_ID_UNIQUE, &stx) < 0 ||
             !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
                 return -EAGAIN;
-        r = km_statmount(stx.stx_mnt_id,
+        r = sys_statmount(stx.stx_mnt_id,
                          KM_STATMOUNT_MNT_BASIC | KM_STATMOUNT_MNT_POINT | KM_STATMOUNT_FS_TYPE | KM_STATMOUNT_FS_SUBTYPE,
                          &sm);
         if (r < 0 || !(sm->mask & KM_STATMOUNT_MNT_POINT) || !(sm->mask & KM_STATMOUNT_FS_TYPE))
@@ -79,7 +79,7 @@ static int answer_findmnt(const char *path, char **ret) {
                 return -EAGAIN;
         /* Stacked on the same mount point: findmnt would print the lowest. */
         if (sm->mnt_parent_id != sm->mnt_id &&
-            km_statmount(sm->mnt_parent_id, KM_STATMOUNT_MNT_POINT, &parent) == 0 &&
+            sys_statmount(sm->mnt_parent_id, KM_STATMOUNT_MNT_POINT, &parent) == 0 &&
             (parent->mask & KM_STATMOUNT_MNT_POINT) && streq(parent->str + parent->mnt_point, point))
                 return -EAGAIN;
         /* libsmartcols pads the column to its header's width ("TARGET") even without headings. */

@@ -116,12 +116,12 @@ static int refs_in_host(void *userdata, struct km_error *err) {
                 r = -errno;
                 if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
                         if (r != -ENOENT)
-                                km_log(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted",
+                                log_msg(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted",
                                        job->path, strerror(-r));
                         job->refs = calloc(1, sizeof(char *));
-                        return job->refs ? 0 : km_error_set(err, -ENOMEM, "refs %s", job->path);
+                        return job->refs ? 0 : error_set(err, -ENOMEM, "refs %s", job->path);
                 }
-                return km_error_set(err, r, "refs %s", job->path);
+                return error_set(err, r, "refs %s", job->path);
         }
         r = km_mount_table_load(NULL, &job->table, err);
         if (r < 0)

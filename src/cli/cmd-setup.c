@@ -101,7 +101,7 @@ static int setup_in_host(void *userdata, struct km_error *err) {
                 const char *path = job->paths->list[i];
                 int r = mkdir_p(path);
                 if (r < 0)
-                        return km_error_set(err, r, "create %s", path);
+                        return error_set(err, r, "create %s", path);
                 r = km_ensure_shared(path, err);
                 if (r < 0)
                         return r;

@@ -63,7 +63,7 @@ static int pull(const char *text, const char *dir, const struct registry_options
                     (r = manifest_parse(body, size, media_type, &m, err)) < 0)
                         return r;
                 if (m.kind != MANIFEST_IMAGE)
-                        return km_error_set_plain(err, -EBADMSG, "the index's entry %s is an index again", want);
+                        return error_set_plain(err, -EBADMSG, "the index's entry %s is an index again", want);
         }
         if (!manifest_only) {
                 if ((r = registry_get_blob(reg, s, m.config.digest, m.config.size, err)) < 0)

@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
         if (mnt == -ENOSYS)
                 r = overlay_mount(&d, argv[3], &err);
         else if (mnt >= 0)
-                r = km_move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                r = sys_move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         else
                 r = mnt;
         if (r < 0) {

@@ -98,7 +98,7 @@ static int for_each_hierarchy(int root_fd, int (*fn)(int root_fd, const char *hi
 int cgroup_root_open(struct km_error *err) {
         int fd = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        return fd >= 0 ? fd : km_error_set(err, -errno, "cgroups: %s", CGROUP_ROOT);
+        return fd >= 0 ? fd : error_set(err, -errno, "cgroups: %s", CGROUP_ROOT);
 }
 
 struct enter {
@@ -149,12 +149,12 @@ int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err)
         int r = for_each_hierarchy(root_fd, enter_one, &e);
 
         if (r == -ENOENT)
-                return km_error_set_plain(err, r, "cgroups: no hierarchy under %s", CGROUP_ROOT);
+                return error_set_plain(err, r, "cgroups: no hierarchy under %s", CGROUP_ROOT);
         if (r == 0)
                 r = e.r;
         if (r < 0 && e.failed[0])
-                return km_error_set(err, r, "cgroup %s/%s", CGROUP_ROOT, e.failed);
-        return r < 0 ? km_error_set(err, r, "cgroups: %s", CGROUP_ROOT) : 0;
+                return error_set(err, r, "cgroup %s/%s", CGROUP_ROOT, e.failed);
+        return r < 0 ? error_set(err, r, "cgroups: %s", CGROUP_ROOT) : 0;
 }
 
 static int remove_one(int root_fd, const char *hier, bool v1, void *u) {

@@ -8,12 +8,12 @@ int dl_load(const char *soname, const struct dl_symbol *syms, size_t n) {
         void *dl = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 
         if (!dl) {
-                km_log(KM_LOG_ERR, "cannot load %s: %s", soname, dlerror());
+                log_msg(KM_LOG_ERR, "cannot load %s: %s", soname, dlerror());
                 return -EOPNOTSUPP;
         }
         for (size_t i = 0; i < n; i++)
                 if (!(*syms[i].ptr = dlsym(dl, syms[i].name))) {
-                        km_log(KM_LOG_ERR, "%s lacks %s", soname, syms[i].name);
+                        log_msg(KM_LOG_ERR, "%s lacks %s", soname, syms[i].name);
                         return -EOPNOTSUPP;
                 }
         return 0; /* never dlclose'd: libmount keeps global state, the others are cheap to keep */

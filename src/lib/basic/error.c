@@ -8,7 +8,7 @@ KM_EXPORT const char *km_version(void) {
         return KM_VERSION;
 }
 
-int km_error_set(struct km_error *err, int r, const char *fmt, ...) {
+int error_set(struct km_error *err, int r, const char *fmt, ...) {
         if (err) {
                 va_list ap;
                 int n;
@@ -23,7 +23,7 @@ int km_error_set(struct km_error *err, int r, const char *fmt, ...) {
         return r;
 }
 
-int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) {
+int error_set_plain(struct km_error *err, int r, const char *fmt, ...) {
         if (err) {
                 va_list ap;
 
@@ -45,15 +45,15 @@ KM_EXPORT void km_log_set(km_log_fn fn, void *userdata, int max_level) {
         log_max_level = fn ? max_level : -1;
 }
 
-bool km_log_enabled(int level) {
+bool log_enabled(int level) {
         return log_fn && level <= log_max_level;
 }
 
-void km_log(int level, const char *fmt, ...) {
+void log_msg(int level, const char *fmt, ...) {
         char buf[1024];
         va_list ap;
 
-        if (!km_log_enabled(level))
+        if (!log_enabled(level))
                 return;
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);

@@ -101,7 +101,7 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
         int r;
 
         if (!plain_file_name(name) || (!data && size > 0))
-                return km_error_set(err, -EINVAL, "%s",
+                return error_set(err, -EINVAL, "%s",
                                     name ? path_display_at(dirfd, name, shown, sizeof(shown)) : "(null)");
 
         for (unsigned tries = 0;; tries++) {
@@ -110,7 +110,7 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
                 if (fd >= 0)
                         break;
                 if (errno != EEXIST || tries >= 100)
-                        return km_error_set(err, -errno, "%s: %s",
+                        return error_set(err, -errno, "%s: %s",
                                             path_display_at(dirfd, name, shown, sizeof(shown)), step);
         }
 
@@ -128,12 +128,12 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
         }
         if (r < 0) {
                 (void)unlinkat(dirfd, tmp, 0);
-                return km_error_set(err, r, "%s: %s", path_display_at(dirfd, name, shown, sizeof(shown)), step);
+                return error_set(err, r, "%s: %s", path_display_at(dirfd, name, shown, sizeof(shown)), step);
         }
 
         /* The rename is done; make it durable (EINVAL: a filesystem without sync for directories). */
         if (fsync(dirfd) < 0 && errno != EINVAL)
-                return km_error_set(err, -errno, "%s: fsync directory",
+                return error_set(err, -errno, "%s: fsync directory",
                                     path_display_at(dirfd, name, shown, sizeof(shown)));
         return 0;
 }
@@ -155,46 +155,46 @@ int read_json_file(int dirfd, const char *name, json_t **ret, struct km_error *e
         int r;
 
         if (!plain_file_name(name) || !ret)
-                return km_error_set(err, -EINVAL, "%s", name ? name : "(null)");
+                return error_set(err, -EINVAL, "%s", name ? name : "(null)");
         /* O_NONBLOCK: a FIFO must not hang us; O_NOCTTY: nor a tty become ours. */
         fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
                 r = -errno;
                 if (r == -ELOOP)
-                        return km_error_set_plain(err, -EBADMSG, "%s: is a symlink, not followed",
+                        return error_set_plain(err, -EBADMSG, "%s: is a symlink, not followed",
                                                   path_display_at(dirfd, name, shown, sizeof(shown)));
                 if (r == -ENXIO) /* a socket, or a device without a driver */
-                        return km_error_set_plain(err, -EBADMSG, "%s: not a regular file",
+                        return error_set_plain(err, -EBADMSG, "%s: not a regular file",
                                                   path_display_at(dirfd, name, shown, sizeof(shown)));
-                return km_error_set(err, r, "%s", path_display_at(dirfd, name, shown, sizeof(shown)));
+                return error_set(err, r, "%s", path_display_at(dirfd, name, shown, sizeof(shown)));
         }
         if (fstat(fd, &st) < 0)
-                return km_error_set(err, -errno, "%s: stat",
+                return error_set(err, -errno, "%s: stat",
                                     path_display_at(dirfd, name, shown, sizeof(shown)));
         if (!S_ISREG(st.st_mode))
-                return km_error_set_plain(err, -EBADMSG, "%s: not a regular file",
+                return error_set_plain(err, -EBADMSG, "%s: not a regular file",
                                           path_display_at(dirfd, name, shown, sizeof(shown)));
         if (st.st_size > JSON_FILE_MAX)
-                return km_error_set_plain(err, -EBADMSG, "%s: larger than %d bytes",
+                return error_set_plain(err, -EBADMSG, "%s: larger than %d bytes",
                                           path_display_at(dirfd, name, shown, sizeof(shown)), JSON_FILE_MAX);
 
         r = read_full_fd(fd, JSON_FILE_MAX, &buf, &size);
         if (r == -EFBIG) /* it grew since fstat */
-                return km_error_set_plain(err, -EBADMSG, "%s: larger than %d bytes",
+                return error_set_plain(err, -EBADMSG, "%s: larger than %d bytes",
                                           path_display_at(dirfd, name, shown, sizeof(shown)), JSON_FILE_MAX);
         if (r < 0)
-                return km_error_set(err, r, "%s: read", path_display_at(dirfd, name, shown, sizeof(shown)));
+                return error_set(err, r, "%s: read", path_display_at(dirfd, name, shown, sizeof(shown)));
         if (size == 0)
-                return km_error_set_plain(err, -EBADMSG, "%s: empty",
+                return error_set_plain(err, -EBADMSG, "%s: empty",
                                           path_display_at(dirfd, name, shown, sizeof(shown)));
 
         /* The parser's text quotes the input, which is ours but not for messages: position only. */
         j = json_loadb(buf, size, JSON_REJECT_DUPLICATES, &jerr);
         if (!j)
-                return km_error_set_plain(err, -EBADMSG, "%s: invalid JSON at line %d column %d",
+                return error_set_plain(err, -EBADMSG, "%s: invalid JSON at line %d column %d",
                                           path_display_at(dirfd, name, shown, sizeof(shown)), jerr.line, jerr.column);
         if (!json_is_object(j))
-                return km_error_set_plain(err, -EBADMSG, "%s: not a JSON object",
+                return error_set_plain(err, -EBADMSG, "%s: not a JSON object",
                                           path_display_at(dirfd, name, shown, sizeof(shown)));
         *ret = TAKE_PTR(j);
         return 0;

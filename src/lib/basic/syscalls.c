@@ -53,19 +53,19 @@ KM_EXPORT unsigned km_features_enabled(void) {
         return KM_FEATURE_ALL & ~disabled;
 }
 
-bool km_feature(unsigned feature) {
+bool feature_available(unsigned feature) {
         load_disabled();
         return !(disabled & feature);
 }
 
-int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret) {
-        struct km_mnt_id_req req = { .size = 24, .mnt_id = mnt_id, .param = mask };
-        size_t size = sizeof(struct km_statmount) + 512;
+int sys_statmount(uint64_t mnt_id, uint64_t mask, struct sys_statmount **ret) {
+        struct mnt_id_req req = { .size = 24, .mnt_id = mnt_id, .param = mask };
+        size_t size = sizeof(struct sys_statmount) + 512;
 
-        if (!km_feature(KM_FEATURE_STATMOUNT))
+        if (!feature_available(KM_FEATURE_STATMOUNT))
                 return -ENOSYS;
         for (;;) {
-                _cleanup_free_ struct km_statmount *sm = malloc(size);
+                _cleanup_free_ struct sys_statmount *sm = malloc(size);
                 if (!sm)
                         return -ENOMEM;
                 if (syscall(__NR_statmount, &req, sm, size, 0) == 0) {
@@ -78,15 +78,15 @@ int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret) {
         }
 }
 
-int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr) {
-        if (!km_feature(KM_FEATURE_MOUNT_SETATTR))
+int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr) {
+        if (!feature_available(KM_FEATURE_MOUNT_SETATTR))
                 return -ENOSYS;
         if (syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr)) < 0)
                 return -errno;
         return 0;
 }
 
-int km_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve) {
+int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve) {
         struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
 
         for (int i = 0; i < 16; i++) {
@@ -100,42 +100,42 @@ int km_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve) {
 }
 
 /* open_tree, move_mount, fsopen and fsmount date from 5.2. */
-int km_open_tree(int dfd, const char *path, unsigned flags) {
+int sys_open_tree(int dfd, const char *path, unsigned flags) {
         int fd;
 
-        if (!km_feature(KM_FEATURE_MOUNT_API))
+        if (!feature_available(KM_FEATURE_MOUNT_API))
                 return -ENOSYS;
         fd = (int)syscall(__NR_open_tree, dfd, path, flags);
         return fd < 0 ? -errno : fd;
 }
 
-int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags) {
+int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags) {
         if (syscall(__NR_move_mount, from_dfd, from, to_dfd, to, flags) < 0)
                 return -errno;
         return 0;
 }
 
-int km_fsopen(const char *fstype, unsigned flags) {
+int sys_fsopen(const char *fstype, unsigned flags) {
         int fd;
 
-        if (!km_feature(KM_FEATURE_MOUNT_API))
+        if (!feature_available(KM_FEATURE_MOUNT_API))
                 return -ENOSYS;
         fd = (int)syscall(__NR_fsopen, fstype, flags);
         return fd < 0 ? -errno : fd;
 }
 
-int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value) {
+int sys_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value) {
         if (syscall(__NR_fsconfig, fsfd, cmd, key, value, 0) < 0)
                 return -errno;
         return 0;
 }
 
-int km_fsmount(int fsfd, unsigned flags, unsigned attr_flags) {
+int sys_fsmount(int fsfd, unsigned flags, unsigned attr_flags) {
         int fd = (int)syscall(__NR_fsmount, fsfd, flags, attr_flags);
         return fd < 0 ? -errno : fd;
 }
 
-int km_fstat_sync(int fd, int sync_flag, struct stat *ret) {
+int fstat_sync(int fd, int sync_flag, struct stat *ret) {
         struct statx stx;
 
         if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | sync_flag, STATX_TYPE | STATX_INO, &stx) < 0)
@@ -146,7 +146,7 @@ int km_fstat_sync(int fd, int sync_flag, struct stat *ret) {
         return 0;
 }
 
-int km_fdinfo_mnt_id(int fd, unsigned *ret) {
+int fdinfo_mnt_id(int fd, unsigned *ret) {
         char path[64], buf[4096];
         _cleanup_close_ int info = -EBADF;
         ssize_t n;

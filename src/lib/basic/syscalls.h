@@ -26,13 +26,13 @@
 #endif
 
 /* struct mnt_id_req / struct statmount of the Linux UAPI (fields up to 6.12). */
-struct km_mnt_id_req {
+struct mnt_id_req {
         uint32_t size;
         uint32_t spare;
         uint64_t mnt_id;
         uint64_t param;
 };
-struct km_statmount {
+struct sys_statmount {
         uint32_t size;
         uint32_t mnt_opts;
         uint64_t mask;
@@ -64,29 +64,29 @@ struct km_statmount {
 #define KM_STATMOUNT_FS_SUBTYPE 0x00000100U
 
 /* Feature switches (syscalls.c). */
-bool km_feature(unsigned feature);
+bool feature_available(unsigned feature);
 
 /*
  * statmount(2) into a buffer that grows as needed; *ret is malloc'ed.
  * -ENOSYS when unavailable or disabled.
  */
-int km_statmount(uint64_t mnt_id, uint64_t mask, struct km_statmount **ret);
-int km_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr);
-int km_open_tree(int dfd, const char *path, unsigned flags);
+int sys_statmount(uint64_t mnt_id, uint64_t mask, struct sys_statmount **ret);
+int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr);
+int sys_open_tree(int dfd, const char *path, unsigned flags);
 /*
  * openat2(2) (5.6) with O_CLOEXEC added, retried on EAGAIN (a rename or mount
  * raced with a RESOLVE_* lookup); returns the fd or -errno (-ENOSYS before 5.6).
  */
-int km_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
-int km_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags);
-int km_fsopen(const char *fstype, unsigned flags);
-int km_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value);
-int km_fsmount(int fsfd, unsigned flags, unsigned attr_flags);
+int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
+int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags);
+int sys_fsopen(const char *fstype, unsigned flags);
+int sys_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value);
+int sys_fsmount(int fsfd, unsigned flags, unsigned attr_flags);
 /*
  * fstat() through statx(AT_EMPTY_PATH) with sync flags: AT_STATX_FORCE_SYNC
  * asks the filesystem (a dead FUSE daemon answers ENOTCONN), AT_STATX_DONT_SYNC
  * uses cached attributes (a hung server cannot block).  Fills dev, ino, mode.
  */
-int km_fstat_sync(int fd, int sync_flag, struct stat *ret);
+int fstat_sync(int fd, int sync_flag, struct stat *ret);
 /* The mount id of an fd from /proc/self/fdinfo (works on every kernel). */
-int km_fdinfo_mnt_id(int fd, unsigned *ret);
+int fdinfo_mnt_id(int fd, unsigned *ret);

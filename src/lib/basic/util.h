@@ -89,11 +89,11 @@ char *path_simplify(char *p);
 const char *str_printable(const char *s, char *buf, size_t size);
 
 /* Errors and logging (error.c). */
-int km_error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
-/* Like km_error_set() without the ": strerror" suffix. */
-int km_error_set_plain(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
-void km_log(int level, const char *fmt, ...) _printf_(2, 3);
-bool km_log_enabled(int level);
+int error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
+/* Like error_set() without the ": strerror" suffix. */
+int error_set_plain(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
+void log_msg(int level, const char *fmt, ...) _printf_(2, 3);
+bool log_enabled(int level);
 
 /* A copy of argv's pointer array (NULL-terminated) for getopt, which permutes it. */
 char **argv_copy(int argc, char *const *argv);

@@ -102,31 +102,31 @@ int caps_apply(const struct caps_sets *sets, struct km_error *err) {
                 /* errno first: naming the capability may call into libcap. */
                 if (r < 0 || cap_drop_bound(i) < 0) {
                         r = -errno;
-                        return km_error_set(err, r, "capabilities: drop %s from the bounding set",
+                        return error_set(err, r, "capabilities: drop %s from the bounding set",
                                             cap_display(i, buf, sizeof(buf)));
                 }
         }
 
         c = cap_init();
         if (!c)
-                return km_error_set(err, -ENOMEM, "capabilities: allocate a capability state");
+                return error_set(err, -ENOMEM, "capabilities: allocate a capability state");
         if ((r = caps_set_flags(c, CAP_EFFECTIVE, sets->effective & known, count)) < 0 ||
             (r = caps_set_flags(c, CAP_PERMITTED, sets->permitted & known, count)) < 0 ||
             (r = caps_set_flags(c, CAP_INHERITABLE, sets->inheritable & known, count)) < 0)
-                return km_error_set(err, r, "capabilities: build the capability state");
+                return error_set(err, r, "capabilities: build the capability state");
         if (cap_set_proc(c) < 0)
-                return km_error_set(err, -errno, "capabilities: set the effective, permitted and inheritable sets");
+                return error_set(err, -errno, "capabilities: set the effective, permitted and inheritable sets");
 
         if (cap_reset_ambient() < 0) {
                 r = -errno;
                 /* Kernels before 4.3 have no ambient set: fine unless one is asked for. */
                 if (CAP_AMBIENT_SUPPORTED() || (sets->ambient & known) != 0)
-                        return km_error_set(err, r, "capabilities: clear the ambient set");
+                        return error_set(err, r, "capabilities: clear the ambient set");
         }
         for (int i = 0; i < count; i++)
                 if ((sets->ambient & (1ULL << i)) && cap_set_ambient(i, CAP_SET) < 0) {
                         r = -errno;
-                        return km_error_set(err, r, "capabilities: raise %s in the ambient set",
+                        return error_set(err, r, "capabilities: raise %s in the ambient set",
                                             cap_display(i, buf, sizeof(buf)));
                 }
         return 0;

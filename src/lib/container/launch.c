@@ -31,7 +31,7 @@
 #define STAGE "/r"
 
 static int openat2_in_root(int root, const char *path, int flags) {
-        return km_openat2(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        return sys_openat2(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* ---- in the container's PID 1, before pivot_root ---------------------- */
@@ -42,7 +42,7 @@ static int not_a_symlink(int fd, const char *dest, struct km_error *err) {
 
         if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
                 close(fd);
-                return km_error_set_plain(err, -ELOOP, "rootfs: %s is a symlink; refusing to mount over it", dest);
+                return error_set_plain(err, -ELOOP, "rootfs: %s is a symlink; refusing to mount over it", dest);
         }
         return fd;
 }
@@ -67,7 +67,7 @@ static int mount_point(int root, const char *dest, bool file, struct km_error *e
                 return -ENOMEM;
         parent = openat2_in_root(root, "/", O_PATH | O_DIRECTORY);
         if (parent < 0)
-                return km_error_set(err, parent, "rootfs: /");
+                return error_set(err, parent, "rootfs: /");
         for (char *c = prefix + strspn(prefix, "/"); *c;) {
                 size_t len = strcspn(c, "/"), next = len + strspn(c + len, "/");
                 bool last = c[next] == '\0';
@@ -88,14 +88,14 @@ static int mount_point(int root, const char *dest, bool file, struct km_error *e
                         } else if (mkdirat(parent, c, 0755) < 0)
                                 r = -errno;
                         if (r == -EEXIST && fstatat(parent, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-                                return km_error_set_plain(err, -ENOENT, "rootfs: mount point %s: %s is a symlink "
+                                return error_set_plain(err, -ENOENT, "rootfs: mount point %s: %s is a symlink "
                                                                         "to nothing in the image", dest, prefix);
                         if (r < 0 && r != -EEXIST)
-                                return km_error_set(err, r, "rootfs: mount point %s: cannot create %s", dest, prefix);
+                                return error_set(err, r, "rootfs: mount point %s: cannot create %s", dest, prefix);
                         fd = openat2_in_root(root, prefix, flags);
                 }
                 if (fd < 0)
-                        return km_error_set(err, fd, "rootfs: mount point %s: %s", dest, prefix);
+                        return error_set(err, fd, "rootfs: mount point %s: %s", dest, prefix);
                 if (last)
                         return not_a_symlink(fd, dest, err);
                 closep(&parent);
@@ -137,9 +137,9 @@ static int set_propagation(int root, const char *dest, unsigned long propagation
                 return 0;
         fd = openat2_in_root(root, dest, O_PATH | O_NOFOLLOW);
         if (fd < 0)
-                return km_error_set(err, fd, "rootfs: %s", dest);
-        r = km_mount_setattr(fd, "", AT_EMPTY_PATH | (propagation & MS_REC ? AT_RECURSIVE : 0), &attr);
-        return r < 0 ? km_error_set(err, r, "rootfs: %s: set propagation", dest) : 0;
+                return error_set(err, fd, "rootfs: %s", dest);
+        r = sys_mount_setattr(fd, "", AT_EMPTY_PATH | (propagation & MS_REC ? AT_RECURSIVE : 0), &attr);
+        return r < 0 ? error_set(err, r, "rootfs: %s: set propagation", dest) : 0;
 }
 
 static int attach_tree(int tree, int root, const struct spec_mount *m, struct km_error *err) {
@@ -149,7 +149,7 @@ static int attach_tree(int tree, int root, const struct spec_mount *m, struct km
         int r;
 
         if (fstat(tree, &st) < 0)
-                return km_error_set(err, -errno, "bind %s", m->source);
+                return error_set(err, -errno, "bind %s", m->source);
         dest = mount_point(root, m->destination, !S_ISDIR(st.st_mode), err);
         if (dest < 0)
                 return dest;
@@ -162,11 +162,11 @@ static int attach_tree(int tree, int root, const struct spec_mount *m, struct km
         if (m->flags & MS_NOEXEC)
                 attr.attr_set |= MOUNT_ATTR_NOEXEC;
         if (attr.attr_set &&
-            (r = km_mount_setattr(tree, "", AT_EMPTY_PATH | (m->flags & MS_REC ? AT_RECURSIVE : 0), &attr)) < 0)
-                return km_error_set(err, r, "bind %s: set flags", m->source);
-        r = km_move_mount(tree, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+            (r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | (m->flags & MS_REC ? AT_RECURSIVE : 0), &attr)) < 0)
+                return error_set(err, r, "bind %s: set flags", m->source);
+        r = sys_move_mount(tree, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         if (r < 0)
-                return km_error_set(err, r, "bind %s on %s", m->source, m->destination);
+                return error_set(err, r, "bind %s on %s", m->source, m->destination);
         return set_propagation(root, m->destination, m->propagation, err);
 }
 
@@ -183,7 +183,7 @@ static int mount_fresh(int root, const struct spec_mount *m, struct km_error *er
         snprintf(what, sizeof(what), "%s", m->destination);
         r = newmount_fs(m->type, m->source, options, dest, what, err);
         if (r == -ENOSYS)
-                return km_error_set_plain(err, r, "mount %s on %s: needs the new mount API (Linux 5.2)", m->type,
+                return error_set_plain(err, r, "mount %s on %s: needs the new mount API (Linux 5.2)", m->type,
                                           m->destination);
         return r < 0 ? r : set_propagation(root, m->destination, m->propagation, err);
 }
@@ -215,13 +215,13 @@ static int make_devices(int root, const struct container_spec *s, struct km_erro
                         o;
                 });
                 if (pfd < 0)
-                        return km_error_set(err, pfd, "rootfs: %s", parent);
+                        return error_set(err, pfd, "rootfs: %s", parent);
                 (void)unlinkat(pfd, slash + 1, 0); /* a file or link the image put there */
                 if (mknodat(pfd, slash + 1, type | (d->mode & 07777), makedev(d->major, d->minor)) < 0)
-                        return km_error_set(err, -errno, "device %s", d->path);
+                        return error_set(err, -errno, "device %s", d->path);
                 if (fchownat(pfd, slash + 1, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
                     fchmodat(pfd, slash + 1, d->mode & 07777, 0) < 0)
-                        return km_error_set(err, -errno, "device %s", d->path);
+                        return error_set(err, -errno, "device %s", d->path);
         }
         if (s->n_devices == 0)
                 return 0;
@@ -248,13 +248,13 @@ static int restrict_paths(int root, const struct container_spec *s, struct km_er
                 if (S_ISDIR(st.st_mode))
                         r = newmount_fs("tmpfs", "tmpfs", "ro,nosuid,nodev,noexec,size=0", fd, *p, err);
                 else if (null < 0)
-                        r = km_error_set_plain(err, -ENOENT, "masked path %s: no /dev/null to put over it", *p);
-                else if ((tree = km_open_tree(null, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0)
-                        r = km_error_set(err, tree, "masked path %s", *p);
+                        r = error_set_plain(err, -ENOENT, "masked path %s: no /dev/null to put over it", *p);
+                else if ((tree = sys_open_tree(null, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0)
+                        r = error_set(err, tree, "masked path %s", *p);
                 else
-                        r = km_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                        r = sys_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
                 if (r < 0)
-                        return km_error_set(err, r, "masked path %s", *p);
+                        return error_set(err, r, "masked path %s", *p);
         }
         for (char **p = s->readonly_paths; p && *p; p++) {
                 _cleanup_close_ int fd = openat2_in_root(root, *p, O_PATH | O_NOFOLLOW);
@@ -264,14 +264,14 @@ static int restrict_paths(int root, const struct container_spec *s, struct km_er
 
                 if (fd < 0)
                         continue;
-                tree = km_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                tree = sys_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
                 if (tree < 0)
-                        return km_error_set(err, tree, "read-only path %s", *p);
-                r = km_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro);
+                        return error_set(err, tree, "read-only path %s", *p);
+                r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro);
                 if (r >= 0)
-                        r = km_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                        r = sys_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
                 if (r < 0)
-                        return km_error_set(err, r, "read-only path %s", *p);
+                        return error_set(err, r, "read-only path %s", *p);
         }
         return 0;
 }
@@ -279,12 +279,12 @@ static int restrict_paths(int root, const struct container_spec *s, struct km_er
 /* Makes NEW_ROOT (an fd of a mount point) this namespace's root and drops the old one. */
 static int pivot_into(int new_root, struct km_error *err) {
         if (fchdir(new_root) < 0)
-                return km_error_set(err, -errno, "pivot_root: chdir");
+                return error_set(err, -errno, "pivot_root: chdir");
         if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return km_error_set(err, -errno, "pivot_root");
+                return error_set(err, -errno, "pivot_root");
         if (umount2(".", MNT_DETACH) < 0)
-                return km_error_set(err, -errno, "pivot_root: detach the old root");
-        return chdir("/") < 0 ? km_error_set(err, -errno, "chdir /") : 0;
+                return error_set(err, -errno, "pivot_root: detach the old root");
+        return chdir("/") < 0 ? error_set(err, -errno, "chdir /") : 0;
 }
 
 /*
@@ -316,13 +316,13 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
         int r;
 
         if (stage < 0)
-                return km_error_set(err, -errno, "template: %s", STAGE);
-        r = km_move_mount(t->root, "", stage, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                return error_set(err, -errno, "template: %s", STAGE);
+        r = sys_move_mount(t->root, "", stage, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         if (r < 0)
-                return km_error_set(err, r, "rootfs %s: attach", s->root_path);
+                return error_set(err, r, "rootfs %s: attach", s->root_path);
         root = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
-                return km_error_set(err, -errno, "rootfs %s", s->root_path);
+                return error_set(err, -errno, "rootfs %s", s->root_path);
         /* A private root: what is mounted on it here (its /proc) must not reach the host's copy of the image. */
         r = set_propagation(root, "/", s->rootfs_propagation == (MS_SLAVE | MS_REC) ? MS_SLAVE : MS_PRIVATE, err);
         if (r < 0)
@@ -343,8 +343,8 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
         r = pivot_into(root, err);
         if (r < 0)
                 return r;
-        if (s->root_readonly && (r = km_mount_setattr(AT_FDCWD, "/", 0, &ro)) < 0)
-                return km_error_set(err, r, "rootfs: make read-only");
+        if (s->root_readonly && (r = sys_mount_setattr(AT_FDCWD, "/", 0, &ro)) < 0)
+                return error_set(err, r, "rootfs: make read-only");
         return 0;
 }
 
@@ -461,11 +461,11 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 _exit(125);
         r = setup_mounts(s, p->trees, &err);
         if (r >= 0 && s->hostname && sethostname(s->hostname, strlen(s->hostname)) < 0)
-                r = km_error_set(&err, -errno, "hostname %s", s->hostname);
+                r = error_set(&err, -errno, "hostname %s", s->hostname);
         if (r >= 0 && p->rq->log_dir_fd >= 0) {
                 int fds[2];
                 if (pipe2(fds, O_CLOEXEC) < 0)
-                        r = km_error_set(&err, -errno, "log pipe");
+                        r = error_set(&err, -errno, "log pipe");
                 else {
                         log_rd = fds[0];
                         log_wr = fds[1];
@@ -478,7 +478,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 if (child == 0)
                         exec_command(&cmd);
                 if (child < 0)
-                        r = km_error_set(&err, -errno, "fork");
+                        r = error_set(&err, -errno, "fork");
         }
         err.code = r < 0 ? r : 0;
         (void)!write(p->report, &err, sizeof(err));
@@ -501,15 +501,15 @@ int launch_open_source(const struct spec_mount *m, const char *confine, struct k
         int fd;
 
         if (!m->source || m->source[0] != '/')
-                return km_error_set_plain(err, -EINVAL, "bind on %s: the source must be an absolute host path",
+                return error_set_plain(err, -EINVAL, "bind on %s: the source must be an absolute host path",
                                           m->destination);
         /* Walked as mount targets are (THREATS 31): a pod's symlink cannot send a bind of its volume to /etc. */
         fd = resolve_confined(m->source, confine, &why, component, sizeof(component));
         if (fd < 0 && why)
-                return km_error_set_plain(err, fd, "bind source %s: '%s' %s %s", m->source, component, why, confine);
+                return error_set_plain(err, fd, "bind source %s: '%s' %s %s", m->source, component, why, confine);
         if (fd == -ENOENT)
-                return km_error_set_plain(err, fd, "bind source %s does not exist", m->source);
-        return fd < 0 ? km_error_set(err, fd, "bind source %s", m->source) : fd;
+                return error_set_plain(err, fd, "bind source %s does not exist", m->source);
+        return fd < 0 ? error_set(err, fd, "bind source %s", m->source) : fd;
 }
 
 /* The root (the image's tree under a writable layer of its own, or the directory as it is) and the binds. */
@@ -527,19 +527,19 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                 int r;
 
                 if (rq->state_dir_fd < 0)
-                        return km_error_set_plain(err, -EINVAL, "rootfs %s: a writable layer needs the container's "
+                        return error_set_plain(err, -EINVAL, "rootfs %s: a writable layer needs the container's "
                                                                 "state directory", s->root_path);
                 r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
                 t->root = r < 0 ? r : overlay_fsmount(&d, err);
                 if (t->root == -ENOSYS)
-                        return km_error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount "
+                        return error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount "
                                                                 "API (Linux 5.2)", s->root_path);
                 if (t->root < 0)
                         return t->root;
         } else {
-                t->root = km_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                t->root = sys_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
                 if (t->root < 0)
-                        return km_error_set(err, t->root, "rootfs %s", s->root_path);
+                        return error_set(err, t->root, "rootfs %s", s->root_path);
         }
         for (size_t i = 0; i < t->n; i++) {
                 const struct spec_mount *m = &s->mounts[i];
@@ -550,10 +550,10 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                 fd = launch_open_source(m, rq->confine, err);
                 if (fd < 0)
                         return fd;
-                t->binds[i] = km_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                t->binds[i] = sys_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
                                                            (m->flags & MS_REC ? AT_RECURSIVE : 0));
                 if (t->binds[i] < 0)
-                        return km_error_set(err, t->binds[i], "bind source %s", m->source);
+                        return error_set(err, t->binds[i], "bind source %s", m->source);
         }
         return 0;
 }
@@ -579,21 +579,21 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         pid_t pid;
 
         if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
-                return km_error_set(err, -errno, "enter the host mount namespace");
+                return error_set(err, -errno, "enter the host mount namespace");
         r = clone_trees(rq, &t, err);
         if (r < 0)
                 return r;
         if (s->netns_path && (netns = open(s->netns_path, O_RDONLY | O_CLOEXEC)) < 0)
-                return km_error_set(err, -errno, "network namespace %s", s->netns_path);
+                return error_set(err, -errno, "network namespace %s", s->netns_path);
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "pipe");
+                return error_set(err, -errno, "pipe");
         report_rd = fds[0], report_wr = fds[1];
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "pipe");
+                return error_set(err, -errno, "pipe");
         go_rd = fds[0], go_wr = fds[1];
 
         if (rq->template_mntns_fd >= 0 && setns(rq->template_mntns_fd, CLONE_NEWNS) < 0)
-                return km_error_set(err, -errno, "enter the template mount namespace");
+                return error_set(err, -errno, "enter the template mount namespace");
         pid = clone_pid1(ns_flags(s));
         if (pid == 0) {
                 struct pid1 p = { rq, &t, report_wr, go_rd };
@@ -614,11 +614,11 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
                 abort();
         if (r < 0)
-                return km_error_set(err, r, "clone the container's PID 1");
+                return error_set(err, r, "clone the container's PID 1");
         closep(&report_wr);
         closep(&go_rd);
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name && cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
-                km_log(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
+                log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         if (write(go_wr, "g", 1) != 1 || read(report_rd, &child_err, sizeof(child_err)) != sizeof(child_err))
                 child_err = (struct km_error){ -EIO, "the container's PID 1 died while setting up" };
         if (child_err.code < 0) {
@@ -644,22 +644,22 @@ static int make_small_root(struct km_error *err) {
         int r;
 
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return km_error_set(err, -errno, "template: make / private");
-        fs = km_fsopen("tmpfs", FSOPEN_CLOEXEC);
+                return error_set(err, -errno, "template: make / private");
+        fs = sys_fsopen("tmpfs", FSOPEN_CLOEXEC);
         if (fs < 0)
-                return km_error_set(err, fs, "template: tmpfs");
-        if ((r = km_fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k")) < 0 ||
-            (r = km_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700")) < 0 ||
-            (r = km_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL)) < 0)
-                return km_error_set(err, r, "template: tmpfs");
-        mnt = km_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                return error_set(err, fs, "template: tmpfs");
+        if ((r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k")) < 0 ||
+            (r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700")) < 0 ||
+            (r = sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL)) < 0)
+                return error_set(err, r, "template: tmpfs");
+        mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (mnt < 0)
-                return km_error_set(err, mnt, "template: tmpfs");
+                return error_set(err, mnt, "template: tmpfs");
         if (mkdirat(mnt, &STAGE[1], 0700) < 0)
-                return km_error_set(err, -errno, "template: mkdir %s", STAGE);
-        r = km_move_mount(mnt, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH);
+                return error_set(err, -errno, "template: mkdir %s", STAGE);
+        r = sys_move_mount(mnt, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH);
         if (r < 0)
-                return km_error_set(err, r, "template: attach tmpfs");
+                return error_set(err, r, "template: attach tmpfs");
         return pivot_into(mnt, err);
 }
 
@@ -670,11 +670,11 @@ int launch_template_create(struct km_error *err) {
         pid_t pid;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "pipe");
+                return error_set(err, -errno, "pipe");
         pid = fork();
         if (pid == 0) {
                 close(fds[0]);
-                child_err.code = unshare(CLONE_NEWNS) < 0 ? km_error_set(&child_err, -errno, "template: unshare")
+                child_err.code = unshare(CLONE_NEWNS) < 0 ? error_set(&child_err, -errno, "template: unshare")
                                                            : make_small_root(&child_err);
                 (void)!write(fds[1], &child_err, sizeof(child_err));
                 if (child_err.code == 0)
@@ -684,7 +684,7 @@ int launch_template_create(struct km_error *err) {
         close(fds[1]);
         if (pid < 0) {
                 close(fds[0]);
-                return km_error_set(err, -errno, "fork");
+                return error_set(err, -errno, "fork");
         }
         if (read(fds[0], &child_err, sizeof(child_err)) != sizeof(child_err))
                 child_err = (struct km_error){ -EIO, "template: the child died" };
@@ -721,7 +721,7 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                         int r = -errno;
                         while (i-- > 0)
                                 close(ns[i]);
-                        return km_error_set(err, r, "container namespaces %s", path);
+                        return error_set(err, r, "container namespaces %s", path);
                 }
         }
         pid = fork();
@@ -762,7 +762,7 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 close(ns[i]);
         if (pid < 0)
-                return km_error_set(err, -errno, "fork");
+                return error_set(err, -errno, "fork");
         *ret_pid = pid;
         return 0;
 }

@@ -65,12 +65,12 @@ char *runtime_resolve_in(const char *name, const char *search, struct km_error *
         char *p;
 
         if (!name || !*name) {
-                km_error_set_plain(err, -EINVAL, "runtime: no name given");
+                error_set_plain(err, -EINVAL, "runtime: no name given");
                 return NULL;
         }
         str_printable(name, shown, sizeof(shown));
         if (streq(name, "embedded")) {
-                km_error_set_plain(err, -EINVAL, "runtime embedded: kubemount's own launcher, not an OCI runtime");
+                error_set_plain(err, -EINVAL, "runtime embedded: kubemount's own launcher, not an OCI runtime");
                 return NULL;
         }
         if (strchr(name, '/')) {
@@ -78,18 +78,18 @@ char *runtime_resolve_in(const char *name, const char *search, struct km_error *
                 int r;
 
                 if (!abs) {
-                        km_error_set(err, -ENOMEM, "runtime %s", shown);
+                        error_set(err, -ENOMEM, "runtime %s", shown);
                         return NULL;
                 }
                 r = check_executable(abs);
                 if (r < 0) {
-                        km_error_set(err, r, "runtime %s", str_printable(abs, shown, sizeof(shown)));
+                        error_set(err, r, "runtime %s", str_printable(abs, shown, sizeof(shown)));
                         return NULL;
                 }
                 return TAKE_PTR(abs);
         }
         if (streq(name, ".") || streq(name, "..")) {
-                km_error_set_plain(err, -EINVAL, "runtime %s: not a program name", shown);
+                error_set_plain(err, -EINVAL, "runtime %s: not a program name", shown);
                 return NULL;
         }
         for (const char *d = search ? search : ""; *d;) {
@@ -98,12 +98,12 @@ char *runtime_resolve_in(const char *name, const char *search, struct km_error *
                 if ((p = search_dir(d, len, name)))
                         return p;
                 if (errno == ENOMEM) {
-                        km_error_set(err, -ENOMEM, "runtime %s", shown);
+                        error_set(err, -ENOMEM, "runtime %s", shown);
                         return NULL;
                 }
                 d += len + (d[len] == ':');
         }
-        km_error_set_plain(err, -ENOENT, "runtime %s: not found in %s", shown, search && *search ? search : "(none)");
+        error_set_plain(err, -ENOENT, "runtime %s: not found in %s", shown, search && *search ? search : "(none)");
         return NULL;
 }
 
@@ -113,12 +113,12 @@ char *runtime_resolve(const char *name, struct km_error *err) {
         char *p;
 
         if (asprintf(&search, "%s%s%s", path && *path ? path : "", path && *path ? ":" : "", SYSTEM_PATH) < 0) {
-                km_error_set(err, -ENOMEM, "runtime");
+                error_set(err, -ENOMEM, "runtime");
                 return NULL;
         }
         p = runtime_resolve_in(name, search, err);
         if (!p && err && err->code == -ENOENT && !strchr(name, '/'))
-                km_error_set_plain(err, -ENOENT, "runtime %.200s: not found in PATH or %s", name, SYSTEM_PATH);
+                error_set_plain(err, -ENOENT, "runtime %.200s: not found in PATH or %s", name, SYSTEM_PATH);
         return p;
 }
 
@@ -314,7 +314,7 @@ static int spawn(const char *const *argv, const int stdio[3], bool v1_view, pid_
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         if (r < 0)
-                return km_error_set(err, r, "runtime %s %s: fork", argv[0], argv[3]);
+                return error_set(err, r, "runtime %s %s: fork", argv[0], argv[3]);
         *ret_pid = pid;
         return 0;
 }
@@ -342,11 +342,11 @@ static int check_request(const char *runtime, const char *root, const char *id, 
         char shown[256];
 
         if (!runtime || runtime[0] != '/')
-                return km_error_set_plain(err, -EINVAL, "runtime: the path of the program must be absolute");
+                return error_set_plain(err, -EINVAL, "runtime: the path of the program must be absolute");
         if (!root || root[0] != '/')
-                return km_error_set_plain(err, -EINVAL, "runtime %s: the state directory must be absolute", runtime);
+                return error_set_plain(err, -EINVAL, "runtime %s: the state directory must be absolute", runtime);
         if (!runtime_id_is_valid(id))
-                return km_error_set_plain(err, -EINVAL, "runtime %s: invalid container ID '%s'", runtime,
+                return error_set_plain(err, -EINVAL, "runtime %s: invalid container ID '%s'", runtime,
                                           id ? str_printable(id, shown, sizeof(shown)) : "(null)");
         return 0;
 }
@@ -379,9 +379,9 @@ static int call(const char *const *argv, const char *id, struct km_error *err) {
         pid_t pid;
 
         if (null < 0)
-                return km_error_set(err, -errno, "runtime %s %s: /dev/null", argv[0], argv[3]);
+                return error_set(err, -errno, "runtime %s %s: /dev/null", argv[0], argv[3]);
         if (out < 0)
-                return km_error_set(err, -errno, "runtime %s %s: memfd", argv[0], argv[3]);
+                return error_set(err, -errno, "runtime %s %s: memfd", argv[0], argv[3]);
         stdio[0] = stdio[1] = null;
         stdio[2] = out;
         r = spawn(argv, stdio, false, &pid, err);
@@ -389,11 +389,11 @@ static int call(const char *const *argv, const char *id, struct km_error *err) {
                 return r;
         r = wait_status(pid, &status);
         if (r < 0)
-                return km_error_set(err, r, "runtime %s %s: wait", argv[0], argv[3]);
+                return error_set(err, r, "runtime %s %s: wait", argv[0], argv[3]);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return 0;
         last_line(out, line, sizeof(line));
-        km_error_set_plain(err, -EIO, "runtime %s %s %s: %s %d%s%s", argv[0], argv[3], id,
+        error_set_plain(err, -EIO, "runtime %s %s %s: %s %d%s%s", argv[0], argv[3], id,
                            WIFSIGNALED(status) ? "killed by signal" : "exit status",
                            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), *line ? ": " : "", line);
         return 1;
@@ -409,12 +409,12 @@ int runtime_kill(const char *runtime, const char *root, const char *id, int sig,
         snprintf(signum, sizeof(signum), "%d", sig);
         r = state_exists(root, id);
         if (r < 0)
-                return km_error_set(err, r, "runtime %s kill %s: %s", runtime, id, root);
+                return error_set(err, r, "runtime %s kill %s: %s", runtime, id, root);
         if (r == 1 && (r = call(argv, id, err)) <= 0)
                 return r;
         /* Not there, or the kill failed: -ESRCH if it is gone (it may have ended meanwhile). */
         if (state_exists(root, id) == 0)
-                return km_error_set_plain(err, -ESRCH, "runtime %s kill %s: no such container", runtime, id);
+                return error_set_plain(err, -ESRCH, "runtime %s kill %s: no such container", runtime, id);
         return -EIO; /* err says why */
 }
 
@@ -426,7 +426,7 @@ int runtime_delete(const char *runtime, const char *root, const char *id, struct
                 return r;
         r = state_exists(root, id);
         if (r < 0)
-                return km_error_set(err, r, "runtime %s delete %s: %s", runtime, id, root);
+                return error_set(err, r, "runtime %s delete %s: %s", runtime, id, root);
         if (r == 0 || (r = call(argv, id, err)) <= 0)
                 return r;
         /* Failed, but gone after all (or meanwhile): what the runtime said does not matter. */
@@ -453,13 +453,13 @@ static int bundle_config(const struct runtime_request *rq, struct km_error *err)
         int r;
 
         if (dir < 0)
-                return km_error_set(err, -errno, "bundle %s", rq->bundle);
+                return error_set(err, -errno, "bundle %s", rq->bundle);
         r = read_json_file(dir, "config.json", &config, err);
         if (r < 0)
                 return r;
         mounts = json_object_get(config, "mounts");
         if (json_array_size(mounts) != s->n_mounts)
-                return km_error_set_plain(err, -EINVAL, "bundle %s: config.json is not the container's", rq->bundle);
+                return error_set_plain(err, -EINVAL, "bundle %s: config.json is not the container's", rq->bundle);
         if (s->root_overlay && json_object_set_new(json_object_get(config, "root"), "path",
                                                    json_sprintf("%s/rootfs", rq->bundle)) < 0)
                 return -ENOMEM;
@@ -479,18 +479,18 @@ static int bundle_mount_point(int dir, const char *name, int tree, struct km_err
         int fd;
 
         if (fstat(tree, &st) < 0)
-                return km_error_set(err, -errno, "bundle: %s", name);
+                return error_set(err, -errno, "bundle: %s", name);
         if (S_ISDIR(st.st_mode)) {
                 if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
-                        return km_error_set(err, -errno, "bundle: %s", name);
+                        return error_set(err, -errno, "bundle: %s", name);
         } else {
                 fd = openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0)
-                        return km_error_set(err, -errno, "bundle: %s", name);
+                        return error_set(err, -errno, "bundle: %s", name);
                 close(fd);
         }
         fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        return fd < 0 ? km_error_set(err, -errno, "bundle: %s", name) : fd;
+        return fd < 0 ? error_set(err, -errno, "bundle: %s", name) : fd;
 }
 
 /* Attaches a detached tree, or binds a held path (mount(2): kernels without the new mount API), on target. */
@@ -499,13 +499,13 @@ static int attach(int tree, int source, unsigned long rec, int target, const cha
         int r;
 
         if (tree >= 0)
-                r = km_move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+                r = sys_move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         else {
                 snprintf(from, sizeof(from), "/proc/self/fd/%d", source);
                 snprintf(to, sizeof(to), "/proc/self/fd/%d", target);
                 r = mount(from, to, NULL, MS_BIND | rec, NULL) < 0 ? -errno : 0;
         }
-        return r < 0 ? km_error_set(err, r, "%s: attach", what) : 0;
+        return r < 0 ? error_set(err, r, "%s: attach", what) : 0;
 }
 
 /*
@@ -525,7 +525,7 @@ static int bundle_prepare(const struct runtime_request *rq, struct km_error *err
         for (size_t i = 0; i < 2 * n; i++)
                 fds[i] = -EBADF;
         if (unshare(CLONE_NEWNS) < 0)
-                return km_error_set(err, -errno, "runtime %s run %s: a mount namespace for the bundle", rq->runtime,
+                return error_set(err, -errno, "runtime %s run %s: a mount namespace for the bundle", rq->runtime,
                                     rq->id);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const struct spec_mount *m = &s->mounts[i];
@@ -534,18 +534,18 @@ static int bundle_prepare(const struct runtime_request *rq, struct km_error *err
                         continue;
                 r = fds[i] = launch_open_source(m, rq->confine, err);
                 if (r >= 0)
-                        r = fds[n + i] = km_open_tree(fds[i], "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                        r = fds[n + i] = sys_open_tree(fds[i], "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
                                                                           (m->flags & MS_REC ? AT_RECURSIVE : 0));
                 if (r == -ENOSYS)
                         r = 0; /* bound from the held source below */
                 else if (r < 0 && err && !err->code)
-                        km_error_set(err, r, "bind source %s", m->source);
+                        error_set(err, r, "bind source %s", m->source);
         }
         if (r >= 0 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-                r = km_error_set(err, -errno, "runtime %s run %s: make the bundle's namespace rslave", rq->runtime,
+                r = error_set(err, -errno, "runtime %s run %s: make the bundle's namespace rslave", rq->runtime,
                                  rq->id);
         if (r >= 0 && (dir = open(rq->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                r = km_error_set(err, -errno, "bundle %s", rq->bundle);
+                r = error_set(err, -errno, "bundle %s", rq->bundle);
         if (r >= 0 && s->root_overlay) {
                 _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
                 _cleanup_close_ int mnt = -EBADF;
@@ -606,17 +606,17 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
         r = bundle_prepared(rq->spec) ? bundle_prepare(rq, &err) : 0;
         /* Left by a runtime that was killed: "run" would say that ID exists. */
         if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &stale)) < 0)
-                km_error_set_plain(&err, r, "stale container %s in %s: %s", rq->id, rq->root, stale.message);
+                error_set_plain(&err, r, "stale container %s in %s: %s", rq->id, rq->root, stale.message);
         if (r >= 0 && rq->log_dir_fd >= 0) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
-                        r = km_error_set(&err, -errno, "runtime %s run %s: log pipe", rq->runtime, rq->id);
+                        r = error_set(&err, -errno, "runtime %s run %s: log pipe", rq->runtime, rq->id);
                 else {
                         log_rd = fds[0];
                         log_wr = stdio[1] = stdio[2] = fds[1];
                 }
         }
         if (r >= 0 && !(argv = runtime_run_argv(rq->runtime, rq->root, rq->bundle, rq->id)))
-                r = km_error_set(&err, -ENOMEM, "runtime %s run %s", rq->runtime, rq->id);
+                r = error_set(&err, -ENOMEM, "runtime %s run %s", rq->runtime, rq->id);
         if (r >= 0)
                 r = spawn(argv, stdio, needs_v1_view(rq->runtime), &child, &err);
         if (r < 0) {
@@ -656,12 +656,12 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
         if (r < 0)
                 return r;
         if (!rq->bundle || rq->bundle[0] != '/')
-                return km_error_set_plain(err, -EINVAL, "runtime %s run %s: the bundle path must be absolute",
+                return error_set_plain(err, -EINVAL, "runtime %s run %s: the bundle path must be absolute",
                                           rq->runtime, rq->id);
         if (bundle_prepared(rq->spec) && (r = bundle_config(rq, err)) < 0)
                 return r;
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "runtime %s run %s: pipe", rq->runtime, rq->id);
+                return error_set(err, -errno, "runtime %s run %s: pipe", rq->runtime, rq->id);
         report_rd = fds[0], report_wr = fds[1];
 
         sigfillset(&all);
@@ -674,7 +674,7 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         if (r < 0)
-                return km_error_set(err, r, "runtime %s run %s: fork the monitor", rq->runtime, rq->id);
+                return error_set(err, r, "runtime %s run %s: fork the monitor", rq->runtime, rq->id);
         closep(&report_wr);
         while ((n = read(report_rd, &child_err, sizeof(child_err))) < 0 && errno == EINTR)
                 ;
@@ -687,7 +687,7 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
                 return child_err.code;
         }
         if (child_err.message[0])
-                km_log(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
+                log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         *ret_pid = pid;
         return 0;
 }
@@ -701,12 +701,12 @@ int runtime_exec(const struct runtime_exec_request *rq, pid_t *ret_pid, struct k
         if (r < 0)
                 return r;
         if (!rq->args || !rq->args[0] || !rq->args[0][0])
-                return km_error_set_plain(err, -EINVAL, "runtime %s exec %s: no command", rq->runtime, rq->id);
+                return error_set_plain(err, -EINVAL, "runtime %s exec %s: no command", rq->runtime, rq->id);
         if (rq->cwd && rq->cwd[0] != '/')
-                return km_error_set_plain(err, -EINVAL, "runtime %s exec %s: the directory must be absolute",
+                return error_set_plain(err, -EINVAL, "runtime %s exec %s: the directory must be absolute",
                                           rq->runtime, rq->id);
         argv = runtime_exec_argv(rq);
         if (!argv)
-                return km_error_set(err, -ENOMEM, "runtime %s exec %s", rq->runtime, rq->id);
+                return error_set(err, -ENOMEM, "runtime %s exec %s", rq->runtime, rq->id);
         return spawn(argv, rq->stdio, false, ret_pid, err);
 }

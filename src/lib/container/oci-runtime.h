@@ -88,7 +88,7 @@ struct runtime_request {
  * failure shows as the monitor's exit status, its message on the
  * container's stderr or in the log).  ret_pid: the monitor, a child of the
  * caller, which exits with the runtime's status.  A cgroup that cannot be
- * entered is a warning (km_log), as with launch_container().
+ * entered is a warning (log_msg), as with launch_container().
  */
 int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_error *err);
 

@@ -45,15 +45,15 @@ int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_d
 
         *d = (struct overlay_dirs)OVERLAY_DIRS_INIT;
         if (!(d->lower_path = strdup(lower_path)))
-                return km_error_set(err, -ENOMEM, "rootfs %s", lower_path);
+                return error_set(err, -ENOMEM, "rootfs %s", lower_path);
         d->lower = open(lower_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (d->lower < 0 || fstat(d->lower, &st) < 0)
-                return km_error_set(err, -errno, "rootfs %s", lower_path);
+                return error_set(err, -errno, "rootfs %s", lower_path);
         if (fstatfs(state_dir_fd, &sfs) < 0)
-                return km_error_set(err, -errno, "rootfs %s: writable layer in %s", lower_path,
+                return error_set(err, -errno, "rootfs %s: writable layer in %s", lower_path,
                                     fd_path(state_dir_fd, shown, sizeof(shown)));
         if (sfs.f_type == OVERLAYFS_SUPER_MAGIC)
-                return km_error_set_plain(err, -EOPNOTSUPP,
+                return error_set_plain(err, -EOPNOTSUPP,
                                           "rootfs %s: writable layer in %s: that is on overlayfs, which cannot hold "
                                           "an overlay's upper dir (put the state directory, KUBEMOUNT_STATE_DIR, on "
                                           "tmpfs or a disk filesystem)",
@@ -61,7 +61,7 @@ int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_d
         /* Fresh: a container never sees what an earlier one of the same name wrote. */
         r = rm_rf_at(state_dir_fd, OVERLAY_LAYER_DIR, why, sizeof(why));
         if (r < 0)
-                return km_error_set(err, r, "rootfs %s: remove the old writable layer %s/%s (%s)", lower_path,
+                return error_set(err, r, "rootfs %s: remove the old writable layer %s/%s (%s)", lower_path,
                                     fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR, why);
         if (mkdirat(state_dir_fd, OVERLAY_LAYER_DIR, 0700) < 0 ||
             (layer = openat(state_dir_fd, OVERLAY_LAYER_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
@@ -71,7 +71,7 @@ int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_d
             fchmodat(layer, "upper", st.st_mode & 07777, 0) < 0 ||
             (d->upper = openat(layer, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
             (d->work = openat(layer, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-                return km_error_set(err, -errno, "rootfs %s: writable layer %s/%s", lower_path,
+                return error_set(err, -errno, "rootfs %s: writable layer %s/%s", lower_path,
                                     fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR);
         return 0;
 }
@@ -118,34 +118,34 @@ static int fs_error(int fsfd, int r, const struct overlay_dirs *d, struct km_err
                 buf[n] = '\0';
                 buf[strcspn(buf, "\n")] = '\0';
                 if (n > 2 && buf[0] == 'e' && buf[1] == ' ')
-                        return km_error_set_plain(err, r, "rootfs %s: writable layer in %s: %s: %s", d->lower_path,
+                        return error_set_plain(err, r, "rootfs %s: writable layer in %s: %s: %s", d->lower_path,
                                                   fd_path(d->upper, upper, sizeof(upper)), buf + 2, strerror(-r));
         }
-        return km_error_set(err, r, "rootfs %s: writable layer in %s: overlay", d->lower_path,
+        return error_set(err, r, "rootfs %s: writable layer in %s: overlay", d->lower_path,
                             fd_path(d->upper, upper, sizeof(upper)));
 }
 
 int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
-        _cleanup_close_ int fs = km_fsopen("overlay", FSOPEN_CLOEXEC);
+        _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
         struct option_pair p[6];
         int r;
 
         if (fs == -ENOSYS)
                 return fs;
         if (fs == -ENODEV)
-                return km_error_set_plain(err, fs, "rootfs %s: writable layer: this kernel has no overlay "
+                return error_set_plain(err, fs, "rootfs %s: writable layer: this kernel has no overlay "
                                                    "filesystem (modprobe overlay)", d->lower_path);
         if (fs < 0)
-                return km_error_set(err, fs, "rootfs %s: writable layer: fsopen overlay", d->lower_path);
+                return error_set(err, fs, "rootfs %s: writable layer: fsopen overlay", d->lower_path);
         option_pairs(d, p);
-        if ((r = km_fsconfig(fs, FSCONFIG_SET_STRING, "source", "overlay")) < 0)
+        if ((r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "source", "overlay")) < 0)
                 return fs_error(fs, r, d, err);
         for (int i = 0; i < 6; i++)
-                if ((r = km_fsconfig(fs, FSCONFIG_SET_STRING, p[i].key, p[i].value)) < 0)
+                if ((r = sys_fsconfig(fs, FSCONFIG_SET_STRING, p[i].key, p[i].value)) < 0)
                         return fs_error(fs, r, d, err);
-        if ((r = km_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL)) < 0)
+        if ((r = sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL)) < 0)
                 return fs_error(fs, r, d, err);
-        r = km_fsmount(fs, FSMOUNT_CLOEXEC, 0);
+        r = sys_fsmount(fs, FSMOUNT_CLOEXEC, 0);
         return r < 0 ? fs_error(fs, r, d, err) : r;
 }
 
@@ -154,9 +154,9 @@ int overlay_mount(const struct overlay_dirs *d, const char *target, struct km_er
         char upper[4096];
 
         if (!options)
-                return km_error_set(err, -ENOMEM, "rootfs %s: writable layer", d->lower_path);
+                return error_set(err, -ENOMEM, "rootfs %s: writable layer", d->lower_path);
         if (mount("overlay", target, "overlay", 0, options) < 0)
-                return km_error_set(err, -errno, "rootfs %s: writable layer in %s: mount overlay on %s (dmesg may "
+                return error_set(err, -errno, "rootfs %s: writable layer in %s: mount overlay on %s (dmesg may "
                                                  "say more)", d->lower_path, fd_path(d->upper, upper, sizeof(upper)),
                                     target);
         return 0;

@@ -72,12 +72,12 @@ static int field_get(json_t *obj, const char *where, const char *key, json_type 
 
         if (!v || json_is_null(v)) {
                 if (required)
-                        return km_error_set_plain(err, -EINVAL, "seccomp: %s%s: missing", where, key);
+                        return error_set_plain(err, -EINVAL, "seccomp: %s%s: missing", where, key);
                 *ret = NULL;
                 return 0;
         }
         if (json_typeof(v) != t)
-                return km_error_set_plain(err, -EINVAL, "seccomp: %s%s: must be %s, not %s", where, key,
+                return error_set_plain(err, -EINVAL, "seccomp: %s%s: must be %s, not %s", where, key,
                                           json_type_name(t), json_type_name(json_typeof(v)));
         *ret = v;
         return 0;
@@ -97,7 +97,7 @@ static int errno_parse(json_t *obj, const char *where, const char *key, json_t *
                 return 0;
         }
         if (json_integer_value(v) < 0 || json_integer_value(v) > ERRNO_MAX)
-                return km_error_set_plain(err, -EINVAL, "seccomp: %s%s: %" JSON_INTEGER_FORMAT " is not in 0..%d",
+                return error_set_plain(err, -EINVAL, "seccomp: %s%s: %" JSON_INTEGER_FORMAT " is not in 0..%d",
                                           where, key, json_integer_value(v), ERRNO_MAX);
         *ret = (uint32_t)json_integer_value(v);
         return 0;
@@ -121,15 +121,15 @@ static int action_parse(json_t *obj, const char *where, const char *key, const c
                 if (!streq(actions[i].name, json_string_value(v)))
                         continue;
                 if (actions[i].flags & ACTION_UNSUPPORTED)
-                        return km_error_set_plain(err, -EOPNOTSUPP, "seccomp: %s%s: %s is not supported", where, key,
+                        return error_set_plain(err, -EOPNOTSUPP, "seccomp: %s%s: %s is not supported", where, key,
                                                   actions[i].name);
                 if (errno_v && !(actions[i].flags & ACTION_TAKES_ERRNO))
-                        return km_error_set_plain(err, -EINVAL, "seccomp: %s%s: only valid with SCMP_ACT_ERRNO", where,
+                        return error_set_plain(err, -EINVAL, "seccomp: %s%s: only valid with SCMP_ACT_ERRNO", where,
                                                   errno_key);
                 *ret = actions[i].flags & ACTION_TAKES_ERRNO ? SCMP_ACT_ERRNO(errno_ret) : actions[i].action;
                 return 0;
         }
-        return km_error_set_plain(err, -EINVAL, "seccomp: %s%s: unknown action \"%s\"", where, key,
+        return error_set_plain(err, -EINVAL, "seccomp: %s%s: unknown action \"%s\"", where, key,
                                   SHOW(json_string_value(v), buf));
 }
 
@@ -139,7 +139,7 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
         int r;
 
         if (!json_is_object(arg))
-                return km_error_set_plain(err, -EINVAL, "seccomp: %s: must be an object, not %s", where,
+                return error_set_plain(err, -EINVAL, "seccomp: %s: must be an object, not %s", where,
                                           json_type_name(json_typeof(arg)));
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "%s.", where);
@@ -149,13 +149,13 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
             (r = field_get(arg, prefix, "op", JSON_STRING, true, &op, err)) < 0)
                 return r;
         if (json_integer_value(index) < 0 || json_integer_value(index) > 5)
-                return km_error_set_plain(err, -EINVAL, "seccomp: %sindex: %" JSON_INTEGER_FORMAT " is not in 0..5",
+                return error_set_plain(err, -EINVAL, "seccomp: %sindex: %" JSON_INTEGER_FORMAT " is not in 0..5",
                                           prefix, json_integer_value(index));
         /* uint64 in the spec; jansson cannot even read the upper half, so negative is malformed. */
         if (json_integer_value(value) < 0)
-                return km_error_set_plain(err, -EINVAL, "seccomp: %svalue: must not be negative", prefix);
+                return error_set_plain(err, -EINVAL, "seccomp: %svalue: must not be negative", prefix);
         if (value_two && json_integer_value(value_two) < 0)
-                return km_error_set_plain(err, -EINVAL, "seccomp: %svalueTwo: must not be negative", prefix);
+                return error_set_plain(err, -EINVAL, "seccomp: %svalueTwo: must not be negative", prefix);
 
         *ret = (struct scmp_arg_cmp){
                 .arg = (unsigned)json_integer_value(index),
@@ -167,7 +167,7 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
                         ret->op = operators[i].op;
                         return 0;
                 }
-        return km_error_set_plain(err, -EINVAL, "seccomp: %sop: unknown operator \"%s\"", prefix,
+        return error_set_plain(err, -EINVAL, "seccomp: %sop: unknown operator \"%s\"", prefix,
                                   SHOW(json_string_value(op), buf));
 }
 
@@ -194,7 +194,7 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
         int r;
 
         if (!json_is_object(rule))
-                return km_error_set_plain(err, -EINVAL, "seccomp: syscalls[%zu]: must be an object, not %s", idx,
+                return error_set_plain(err, -EINVAL, "seccomp: syscalls[%zu]: must be an object, not %s", idx,
                                           json_type_name(json_typeof(rule)));
         snprintf(where, sizeof(where), "syscalls[%zu].", idx);
         if ((r = field_get(rule, where, "names", JSON_ARRAY, true, &names, err)) < 0 ||
@@ -204,14 +204,14 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
 
         json_array_foreach(names, i, v) {
                 if (!json_is_string(v))
-                        return km_error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: must be a string, not %s",
+                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: must be a string, not %s",
                                                   where, i, json_type_name(json_typeof(v)));
                 if (!syscall_name_valid(json_string_value(v)))
-                        return km_error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: \"%s\" is not a syscall name",
+                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: \"%s\" is not a syscall name",
                                                   where, i, SHOW(json_string_value(v), buf));
         }
         if (args && json_array_size(args) > ARGS_MAX)
-                return km_error_set_plain(err, -EINVAL, "seccomp: %sargs: more than %d conditions", where, ARGS_MAX);
+                return error_set_plain(err, -EINVAL, "seccomp: %sargs: more than %d conditions", where, ARGS_MAX);
         json_array_foreach(args, i, v) {
                 char arg_where[96];
 
@@ -234,7 +234,7 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
 
                 /* A newer profile than this libseccomp: the name cannot be filtered anyway. */
                 if (nr == __NR_SCMP_ERROR) {
-                        km_log(KM_LOG_DEBUG, "seccomp: skipping unknown syscall %s", name);
+                        log_msg(KM_LOG_DEBUG, "seccomp: skipping unknown syscall %s", name);
                         continue;
                 }
                 /*
@@ -250,11 +250,11 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
                         r = seccomp_rule_add_array(ctx, action, nr, n_conds, conds);
                 /* The same conditions with another action earlier: a contradiction in the profile. */
                 if (r == -EEXIST)
-                        return km_error_set_plain(err, -EINVAL,
+                        return error_set_plain(err, -EINVAL,
                                                   "seccomp: %snames[%zu]: %s conflicts with an earlier rule", where, i,
                                                   name);
                 if (r < 0)
-                        return km_error_set(err, r, "seccomp: %snames[%zu]: add a rule for %s", where, i, name);
+                        return error_set(err, r, "seccomp: %snames[%zu]: add a rule for %s", where, i, name);
         }
         return 0;
 }
@@ -273,14 +273,14 @@ static int architectures_check(json_t *seccomp, struct km_error *err) {
                 const char *s;
 
                 if (!json_is_string(v))
-                        return km_error_set_plain(err, -EINVAL, "seccomp: architectures[%zu]: must be a string, not %s",
+                        return error_set_plain(err, -EINVAL, "seccomp: architectures[%zu]: must be a string, not %s",
                                                   i, json_type_name(json_typeof(v)));
                 s = json_string_value(v);
                 bool ok = startswith(s, "SCMP_ARCH_") && strlen(s) > strlen("SCMP_ARCH_") && strlen(s) < 32;
                 for (const char *p = s; ok && *p; p++)
                         ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
                 if (!ok)
-                        return km_error_set_plain(err, -EINVAL,
+                        return error_set_plain(err, -EINVAL,
                                                   "seccomp: architectures[%zu]: \"%s\" is not an SCMP_ARCH_* name", i,
                                                   SHOW(s, buf));
         }
@@ -296,12 +296,12 @@ static int unsupported_check(json_t *seccomp, struct km_error *err) {
         if (r < 0)
                 return r;
         if (flags && json_array_size(flags) > 0)
-                return km_error_set_plain(err, -EOPNOTSUPP, "seccomp: flags: not supported");
+                return error_set_plain(err, -EOPNOTSUPP, "seccomp: flags: not supported");
         r = field_get(seccomp, "", "listenerPath", JSON_STRING, false, &listener, err);
         if (r < 0)
                 return r;
         if (listener && json_string_length(listener) > 0)
-                return km_error_set_plain(err, -EOPNOTSUPP, "seccomp: listenerPath: not supported");
+                return error_set_plain(err, -EOPNOTSUPP, "seccomp: listenerPath: not supported");
         return 0;
 }
 
@@ -314,20 +314,20 @@ static int filter_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_
 
         fd = memfd_create("kubemount-seccomp", MFD_CLOEXEC);
         if (fd < 0)
-                return km_error_set(err, -errno, "seccomp: create a memfd for the filter");
+                return error_set(err, -errno, "seccomp: create a memfd for the filter");
         r = seccomp_export_bpf(ctx, fd);
         if (r < 0)
-                return km_error_set(err, r, "seccomp: export the filter");
+                return error_set(err, r, "seccomp: export the filter");
         if (lseek(fd, 0, SEEK_SET) < 0)
-                return km_error_set(err, -errno, "seccomp: rewind the filter memfd");
+                return error_set(err, -errno, "seccomp: rewind the filter memfd");
         r = read_full_fd(fd, BPF_MAXINSNS * sizeof(struct sock_filter), &buf, &size);
         if (r == -EFBIG)
-                return km_error_set_plain(err, -E2BIG, "seccomp: the filter has more than %d instructions",
+                return error_set_plain(err, -E2BIG, "seccomp: the filter has more than %d instructions",
                                           BPF_MAXINSNS);
         if (r < 0)
-                return km_error_set(err, r, "seccomp: read the filter back");
+                return error_set(err, r, "seccomp: read the filter back");
         if (size == 0 || size % sizeof(struct sock_filter) != 0)
-                return km_error_set_plain(err, -EIO, "seccomp: the exported filter has an odd size (%zu bytes)", size);
+                return error_set_plain(err, -EIO, "seccomp: the exported filter has an odd size (%zu bytes)", size);
         *ret = (struct sock_fprog){
                 .len = size / sizeof(struct sock_filter),
                 .filter = (struct sock_filter *)TAKE_PTR(buf),
@@ -343,9 +343,9 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
         int r;
 
         if (!seccomp)
-                return km_error_set_plain(err, -EINVAL, "seccomp: missing");
+                return error_set_plain(err, -EINVAL, "seccomp: missing");
         if (!json_is_object(seccomp))
-                return km_error_set_plain(err, -EINVAL, "seccomp: must be an object, not %s",
+                return error_set_plain(err, -EINVAL, "seccomp: must be an object, not %s",
                                           json_type_name(json_typeof(seccomp)));
         if ((r = action_parse(seccomp, "", "defaultAction", "defaultErrnoRet", &default_action, err)) < 0 ||
             (r = architectures_check(seccomp, err)) < 0 || (r = unsupported_check(seccomp, err)) < 0 ||
@@ -354,11 +354,11 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
 
         ctx = seccomp_init(default_action);
         if (!ctx)
-                return km_error_set(err, -ENOMEM, "seccomp: create a filter context");
+                return error_set(err, -ENOMEM, "seccomp: create a filter context");
         /* The launcher sets no_new_privs itself, when the spec asks for it. */
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
         if (r < 0)
-                return km_error_set(err, r, "seccomp: turn off libseccomp's no_new_privs");
+                return error_set(err, r, "seccomp: turn off libseccomp's no_new_privs");
         /* A binary search over syscall numbers: hundreds of names cost every syscall a linear scan otherwise. */
         (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 

@@ -62,7 +62,7 @@ _printf_(4, 5) static int fail(struct km_error *err, int r, const struct at *at,
         vsnprintf(why, sizeof(why), fmt, ap);
         va_end(ap);
         at_format(at, where, sizeof(where));
-        return km_error_set_plain(err, r, "%s: %s", where, why);
+        return error_set_plain(err, r, "%s: %s", where, why);
 }
 
 /* Why p is not an absolute path free of ".." components, or NULL. */
@@ -118,7 +118,7 @@ static int want_strdup(json_t *v, const struct at *at, bool required, bool path,
         if (r < 0 || !s)
                 return r;
         if (!(*ret = strdup(s)))
-                return km_error_set(err, -ENOMEM, "config.json");
+                return error_set(err, -ENOMEM, "config.json");
         if (path && (why = path_why(s)))
                 return fail(err, -EINVAL, at, "%s", why);
         if (path)
@@ -186,7 +186,7 @@ static int want_strv(json_t *a, const struct at *at, size_t max, enum strv_kind 
         if ((r = want(a, at, JSON_ARRAY, max, false, err)) < 0)
                 return r;
         if (!(*ret = calloc(json_array_size(a) + 1, sizeof(char *))))
-                return km_error_set(err, -ENOMEM, "config.json");
+                return error_set(err, -ENOMEM, "config.json");
         json_array_foreach(a, i, v) {
                 const struct at *it = AT_I(at, i);
 
@@ -211,7 +211,7 @@ static int want_items(json_t *a, const struct at *at, size_t max, size_t size, i
         if ((r = want(a, at, JSON_ARRAY, max, false, err)) < 0 || !a)
                 return r;
         if (!(*ret = calloc(json_array_size(a) + 1, size)))
-                return km_error_set(err, -ENOMEM, "config.json");
+                return error_set(err, -ENOMEM, "config.json");
         *n = json_array_size(a);
         json_array_foreach(a, i, v)
                 if ((r = want(v, AT_I(at, i), JSON_OBJECT, 0, true, err)) < 0 ||
@@ -248,7 +248,7 @@ static int parse_user(struct container_spec *s, json_t *user, const struct at *a
         s->uid = uid;
         s->gid = gid;
         if (!(s->additional_gids = calloc(json_array_size(gids) + 1, sizeof(gid_t))))
-                return km_error_set(err, -ENOMEM, "config.json");
+                return error_set(err, -ENOMEM, "config.json");
         json_array_foreach(gids, i, v) {
                 if ((r = want_int(v, AT_I(AT(at, "additionalGids"), i), true, MAX_ID, &id, err)) < 0)
                         return r;
@@ -379,7 +379,7 @@ static int mount_option(struct spec_mount *m, json_t *v, const struct at *at, st
             streq(o, "ridmap") || streq(o, "tmpcopyup"))
                 return fail(err, -EOPNOTSUPP, at, "'%s' is not supported by the embedded launcher", o);
         if (!(data = strjoin_opts(m->data, o)))
-                return km_error_set(err, -ENOMEM, "config.json");
+                return error_set(err, -ENOMEM, "config.json");
         free(m->data);
         m->data = data;
         if (strlen(data) > MAX_DATA)
@@ -523,7 +523,7 @@ int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *e
         if (!json_is_object(root))
                 return fail(err, -EINVAL, &CONFIG, "must be a JSON object");
         if (!(s = calloc(1, sizeof(*s))))
-                return km_error_set(err, -ENOMEM, "config.json");
+                return error_set(err, -ENOMEM, "config.json");
         if ((r = want_str(FIELD(root, &CONFIG, "ociVersion"), true, &version, err)) < 0 || !startswith(version, "1."))
                 return r < 0 ? r : fail(err, -EINVAL, AT(&CONFIG, "ociVersion"), "must start with \"1.\"");
         if ((r = refuse_nonempty(FIELD(root, &CONFIG, "hooks"), err)) < 0 ||
@@ -810,7 +810,7 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             set(linux_, "seccomp", seccomp_default_profile()) < 0 ||
             /* No device cgroup, as the embedded launcher has none: runc denies every device otherwise. */
             set(linux_, "resources", json_pack("{s:[{s:b, s:s}]}", "devices", "allow", 1, "access", "rwm")) < 0) {
-                km_error_set(err, -ENOMEM, "vcs: building config.json");
+                error_set(err, -ENOMEM, "vcs: building config.json");
                 return NULL;
         }
         return TAKE_PTR(root);

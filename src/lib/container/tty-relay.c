@@ -113,32 +113,32 @@ int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_sla
         snprintf(path, sizeof(path), "%d/root", (int)pid);
         root = openat(proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
-                return km_error_set(err, -errno, "/proc/%s", path);
+                return error_set(err, -errno, "/proc/%s", path);
         /* PID 1 still lives: the pid was not given to another process meanwhile. */
         if (pidfd >= 0 && poll(&alive, 1, 0) != 0)
-                return km_error_set_plain(err, -ESRCH, "its PID 1 has exited");
-        pts = km_openat2(root, "dev/pts", O_PATH | O_DIRECTORY,
+                return error_set_plain(err, -ESRCH, "its PID 1 has exited");
+        pts = sys_openat2(root, "dev/pts", O_PATH | O_DIRECTORY,
                          RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         if (pts < 0) {
                 r = pts;
                 if (r == -ELOOP || r == -EXDEV)
-                        return km_error_set_plain(err, r, "its /dev/pts is (or passes through) a symlink: refused");
-                return km_error_set(err, r, "its /dev/pts");
+                        return error_set_plain(err, r, "its /dev/pts is (or passes through) a symlink: refused");
+                return error_set(err, r, "its /dev/pts");
         }
         if (fstatfs(pts, &sfs) < 0)
-                return km_error_set(err, -errno, "its /dev/pts");
+                return error_set(err, -errno, "its /dev/pts");
         if (sfs.f_type != DEVPTS_SUPER_MAGIC)
-                return km_error_set_plain(err, -ENOTTY, "its /dev/pts is not a devpts file system (type %#lx): refused",
+                return error_set_plain(err, -ENOTTY, "its /dev/pts is not a devpts file system (type %#lx): refused",
                                           (unsigned long)sfs.f_type);
         /* NO_XDEV only here: /dev and /dev/pts are mounts of their own. */
-        master = km_openat2(pts, "ptmx", O_RDWR | O_NOCTTY,
+        master = sys_openat2(pts, "ptmx", O_RDWR | O_NOCTTY,
                             RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
         if (master < 0)
-                return km_error_set(err, master, "its /dev/pts/ptmx");
+                return error_set(err, master, "its /dev/pts/ptmx");
         r = tty_open_peer(master, ret_slave);
         if (r < 0) {
                 close(master);
-                return km_error_set(err, r, "its /dev/pts/ptmx");
+                return error_set(err, r, "its /dev/pts/ptmx");
         }
         *ret_master = master;
         return 0;

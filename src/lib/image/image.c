@@ -24,8 +24,8 @@ static int read_limited(int fd, size_t max, char **ret, size_t *ret_size, const 
         int r = read_full_fd(fd, max, ret, ret_size);
 
         if (r == -EFBIG)
-                return km_error_set_plain(err, r, "%s: larger than %zu bytes", what, max);
-        return r < 0 ? km_error_set(err, r, "%s", what) : 0;
+                return error_set_plain(err, r, "%s: larger than %zu bytes", what, max);
+        return r < 0 ? error_set(err, r, "%s", what) : 0;
 }
 
 /*
@@ -37,10 +37,10 @@ static int layout_open(struct source *src, const char *path, struct km_error *er
         int fd = unpack_open_file(src->layout_fd, path);
 
         if (fd == -ELOOP || fd == -EXDEV)
-                return km_error_set_plain(err, -ELOOP, "%s: %s: a symlink on the way, not followed", src->what, path);
+                return error_set_plain(err, -ELOOP, "%s: %s: a symlink on the way, not followed", src->what, path);
         if (fd == -EBADMSG)
-                return km_error_set_plain(err, fd, "%s: %s: not a regular file", src->what, path);
-        return fd >= 0 ? fd : km_error_set(err, fd, "%s: %s", src->what, path);
+                return error_set_plain(err, fd, "%s: %s: not a regular file", src->what, path);
+        return fd >= 0 ? fd : error_set(err, fd, "%s: %s", src->what, path);
 }
 
 /* A blob of a layout: blobs/sha256/HEX. */
@@ -48,7 +48,7 @@ static int layout_blob_open(struct source *src, const char *digest, struct km_er
         char path[128];
 
         if (!digest_is_valid(digest))
-                return km_error_set_plain(err, -EBADMSG, "%s: invalid digest '%s'", src->what, digest);
+                return error_set_plain(err, -EBADMSG, "%s: invalid digest '%s'", src->what, digest);
         snprintf(path, sizeof(path), "blobs/sha256/%s", digest + strlen(DIGEST_SHA256_PREFIX));
         return layout_open(src, path, err);
 }
@@ -59,12 +59,12 @@ static int open_input(const char *file, struct km_error *err) {
         int r;
 
         if (fd < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return error_set(err, -errno, "%s", file);
         r = fd_regular_blocking(fd);
         if (r == -EBADMSG)
-                return km_error_set_plain(err, -EINVAL, "%s: not a regular file", file);
+                return error_set_plain(err, -EINVAL, "%s: not a regular file", file);
         if (r < 0)
-                return km_error_set(err, r, "%s", file);
+                return error_set(err, r, "%s", file);
         return TAKE_FD(fd);
 }
 
@@ -84,7 +84,7 @@ static int source_manifest(struct source *src, const char *reference, char **bod
                 return r;
         digest_buffer(*body, *size, digest);
         if (!streq(digest, reference))
-                return km_error_set_plain(err, -EBADMSG, "%s: manifest %s: its bytes are %s", src->what, reference,
+                return error_set_plain(err, -EBADMSG, "%s: manifest %s: its bytes are %s", src->what, reference,
                                           digest);
         *media_type = NULL; /* the body says */
         return 0;
@@ -109,9 +109,9 @@ static int source_blob(struct source *src, struct store *st, const struct descri
                 return out;
         while ((n = read(in, buf, sizeof(buf))) > 0)
                 if (write(out, buf, n) != n)
-                        return km_error_set(err, -errno, "store: copy %s", d->digest);
+                        return error_set(err, -errno, "store: copy %s", d->digest);
         if (n < 0)
-                return km_error_set(err, -errno, "%s: read %s", src->what, d->digest);
+                return error_set(err, -errno, "%s: read %s", src->what, d->digest);
         return store_blob_commit(st, tmp, d->digest, (int64_t)d->size, err);
 }
 
@@ -183,7 +183,7 @@ static int check_declared(struct source *src, const struct manifest *m, const st
         for (size_t i = 0; i < m->n_layers && total <= max; i++)
                 total = m->layers[i].size > UINT64_MAX - total ? UINT64_MAX : total + m->layers[i].size;
         if (total > max)
-                return km_error_set_plain(err, -EFBIG, "%s: its layers are over the image size limit of %llu bytes",
+                return error_set_plain(err, -EFBIG, "%s: its layers are over the image size limit of %llu bytes",
                                           src->what, (unsigned long long)max);
         return 0;
 }
@@ -218,7 +218,7 @@ static int fetch_image(struct source *src, struct store *st, const char *referen
                 if (r >= 0)
                         r = manifest_parse(body, size, mt, m, err);
                 if (r >= 0 && m->kind != MANIFEST_IMAGE)
-                        r = km_error_set_plain(err, -EBADMSG, "%s: an index inside an index", src->what);
+                        r = error_set_plain(err, -EBADMSG, "%s: an index inside an index", src->what);
         }
         if (r >= 0)
                 r = check_declared(src, m, o, err);
@@ -257,7 +257,7 @@ static int finish(struct store *st, const char *ref, const char *digest, const s
                         ic.working_dir);
         image_config_done(&ic);
         if (!rec || !rootfs)
-                r = km_error_set(err, rec ? -ENOENT : -ENOMEM, "image %s: its root filesystem", ref);
+                r = error_set(err, rec ? -ENOENT : -ENOMEM, "image %s: its root filesystem", ref);
         if (r >= 0)
                 r = store_ref_set(st, ref, rec, err);
         if (r >= 0 && ret)
@@ -305,7 +305,7 @@ static int layout_check(struct source *src, struct km_error *err) {
         int r;
 
         if (fd == -ENOENT)
-                return km_error_set_plain(err, fd, "%s: no oci-layout file: not an OCI image layout", src->what);
+                return error_set_plain(err, fd, "%s: no oci-layout file: not an OCI image layout", src->what);
         if (fd < 0)
                 return fd;
         r = read_limited(fd, 4096, &body, &size, "oci-layout", err);
@@ -314,7 +314,7 @@ static int layout_check(struct source *src, struct km_error *err) {
         j = json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL);
         version = json_string_value(json_object_get(j, "imageLayoutVersion"));
         if (!version || !startswith(version, "1."))
-                return km_error_set_plain(err, -EBADMSG, "%s: oci-layout: not an OCI image layout of version 1",
+                return error_set_plain(err, -EBADMSG, "%s: oci-layout: not an OCI image layout of version 1",
                                           src->what);
         return 0;
 }
@@ -340,7 +340,7 @@ static int layout_pick(struct source *src, const char *tag, char digest[72], cha
         index = json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL);
         entries = json_object_get(index, "manifests");
         if (!json_is_array(entries) || json_array_size(entries) == 0)
-                return km_error_set_plain(err, -EBADMSG, "%s: index.json lists no image", src->what);
+                return error_set_plain(err, -EBADMSG, "%s: index.json lists no image", src->what);
         json_array_foreach(entries, i, e) {
                 const char *name = json_string_value(json_object_get(json_object_get(e, "annotations"), REF_NAME_ANNOTATION));
 
@@ -348,12 +348,12 @@ static int layout_pick(struct source *src, const char *tag, char digest[72], cha
                         pick = e;
         }
         if (!pick)
-                return km_error_set_plain(err, -ENOENT, "%s: %s", src->what,
+                return error_set_plain(err, -ENOENT, "%s: %s", src->what,
                                           tag ? "no image of that name in index.json"
                                               : "several images: name one (oci:DIR:NAME)");
         if (!json_is_string(json_object_get(pick, "digest")) ||
             !digest_is_valid(json_string_value(json_object_get(pick, "digest"))))
-                return km_error_set_plain(err, -EBADMSG, "%s: index.json: invalid digest", src->what);
+                return error_set_plain(err, -EBADMSG, "%s: index.json: invalid digest", src->what);
         snprintf(digest, 72, "%s", json_string_value(json_object_get(pick, "digest")));
         const char *name = json_string_value(json_object_get(json_object_get(pick, "annotations"), REF_NAME_ANNOTATION));
         *ret_name = name ? strdup(name) : NULL;
@@ -385,7 +385,7 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
         if (r < 0)
                 return r;
         if (!name && !(name = fallback = default_name(dir, annotated)))
-                return km_error_set_plain(err, -EINVAL, "%s: the image has no name: give one", source);
+                return error_set_plain(err, -EINVAL, "%s: the image has no name: give one", source);
         r = image_ref_parse(name, &ref, err);
         if (r >= 0 && !(canonical = image_ref_format(&ref)))
                 r = -ENOMEM;
@@ -439,7 +439,7 @@ static int put_json(struct store *st, json_t *doc, const char *media_type, struc
         int r;
 
         if (!body)
-                return km_error_set(err, -ENOMEM, "image");
+                return error_set(err, -ENOMEM, "image");
         digest_buffer(body, strlen(body), d->digest);
         d->size = strlen(body);
         d->media_type = (char *)media_type;
@@ -465,7 +465,7 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         int r;
 
         if (!name)
-                return km_error_set_plain(err, -EINVAL, "%s: a root filesystem import needs NAME[:TAG]", source);
+                return error_set_plain(err, -EINVAL, "%s: a root filesystem import needs NAME[:TAG]", source);
         in = open_input(file, err);
         if (in < 0)
                 return in;
@@ -476,22 +476,22 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         image_ref_done(&ref);
         r = canonical ? digest_fd(in, layer.digest, &size) : -ENOMEM;
         if (r < 0)
-                return km_error_set(err, r, "%s", file);
+                return error_set(err, r, "%s", file);
         layer.size = size;
         if (size > max_image_bytes(o))
-                return km_error_set_plain(err, -EFBIG, "%s: over the image size limit of %llu bytes", file,
+                return error_set_plain(err, -EFBIG, "%s: over the image size limit of %llu bytes", file,
                                           (unsigned long long)max_image_bytes(o));
         layer.media_type = (char *)layer_media_type(in);
         out = store_blob_begin(st, &tmp, err);
         if (out < 0)
                 return out;
         if (lseek(in, 0, SEEK_SET) < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return error_set(err, -errno, "%s", file);
         while ((n = read(in, buf, sizeof(buf))) > 0)
                 if (write(out, buf, n) != n)
-                        return km_error_set(err, -errno, "store: copy %s", file);
+                        return error_set(err, -errno, "store: copy %s", file);
         if (n < 0)
-                return km_error_set(err, -errno, "%s", file);
+                return error_set(err, -errno, "%s", file);
         r = store_blob_commit(st, tmp, layer.digest, (int64_t)layer.size, err);
         if (r < 0)
                 return r;
@@ -527,7 +527,7 @@ int image_import(const char *source, const char *name, const struct image_option
                : startswith(source, "rootfs:")                                     ? source + 7
                                                                                    : NULL;
         if (!rest || !*rest)
-                return km_error_set_plain(err, -EINVAL,
+                return error_set_plain(err, -EINVAL,
                                           "import: '%s': expected oci:DIR[:NAME], oci-archive:FILE[:NAME] or rootfs:TARFILE",
                                           source);
         path = strdup(rest);
@@ -548,7 +548,7 @@ int image_import(const char *source, const char *name, const struct image_option
                 return import_archive(st, path, tag, name, source, o, ret, err);
         _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
-                return km_error_set(err, -errno, "%s", path);
+                return error_set(err, -errno, "%s", path);
         return import_layout(st, dir, path, tag, name, source, o, ret, err);
 }
 
@@ -586,7 +586,7 @@ static int unpack_again(struct store *st, const char *digest, const struct image
         if (r >= 0)
                 r = manifest_parse(body, size, NULL, &m, err);
         if (r >= 0 && m.kind != MANIFEST_IMAGE)
-                r = km_error_set_plain(err, -EBADMSG, "manifest %s: not an image manifest", digest);
+                r = error_set_plain(err, -EBADMSG, "manifest %s: not an image manifest", digest);
         if (r >= 0)
                 r = unpack_image(st, digest, &m, o, &bytes, err);
         manifest_done(&m);
@@ -621,7 +621,7 @@ int image_resolve(const char *text, bool pull, const struct image_options *o, js
         if (r < 0)
                 return r;
         if (!pull)
-                return km_error_set_plain(err, -ENOENT, "image %s: not in the store (kubemount pull %s)", canonical,
+                return error_set_plain(err, -ENOENT, "image %s: not in the store (kubemount pull %s)", canonical,
                                           text);
         store_close(TAKE_PTR(st)); /* the pull opens it again */
         return image_pull(text, o, ret, err);
@@ -635,7 +635,7 @@ int image_remove(const char *text, char *const *keep_rootfs, const struct image_
         int r = open_for(text, o, &canonical, &st, err);
 
         if (r >= 0 && (r = store_ref_get(st, canonical, &rec, err)) == -ENOENT)
-                r = km_error_set_plain(err, -ENOENT, "image %s: not in the store", canonical);
+                r = error_set_plain(err, -ENOENT, "image %s: not in the store", canonical);
         json_decref(rec);
         if (r >= 0)
                 r = store_ref_remove(st, canonical, err);

@@ -205,7 +205,7 @@ static bool is_hex64(const char *s) {
 static int fail(struct km_error *err, const char *text, const char *why) {
         char shown[160];
 
-        return km_error_set_plain(err, -EINVAL, "image reference \"%s\": %s", str_printable(text, shown, sizeof(shown)),
+        return error_set_plain(err, -EINVAL, "image reference \"%s\": %s", str_printable(text, shown, sizeof(shown)),
                                   why);
 }
 
@@ -216,7 +216,7 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
         size_t reglen;
 
         if (!text || !*text)
-                return km_error_set_plain(err, -EINVAL, "image reference is empty");
+                return error_set_plain(err, -EINVAL, "image reference is empty");
         if (strlen(text) > TEXT_MAX_LEN)
                 return fail(err, text, "too long");
         /* A bare image ID is ambiguous with a repository name; docker refuses it too. */
@@ -291,7 +291,7 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
 int image_ref_parse(const char *text, struct image_ref *ret, struct km_error *err) {
         int r = parse(text, ret, err);
 
-        return r == -ENOMEM ? km_error_set(err, r, "image reference") : r;
+        return r == -ENOMEM ? error_set(err, r, "image reference") : r;
 }
 
 void image_ref_done(struct image_ref *r) {

@@ -65,8 +65,8 @@ static int fail(const struct ctx *c, const char *where, const char *fmt, ...) {
         vsnprintf(why, sizeof(why), fmt, ap);
         va_end(ap);
         if (where && *where)
-                return km_error_set_plain(c->err, -EBADMSG, "%s: %s: %s", c->what, where, why);
-        return km_error_set_plain(c->err, -EBADMSG, "%s: %s", c->what, why);
+                return error_set_plain(c->err, -EBADMSG, "%s: %s: %s", c->what, where, why);
+        return error_set_plain(c->err, -EBADMSG, "%s: %s", c->what, why);
 }
 
 /* A field's name for messages, cut to WHERE_MAX (names are short; cutting only shortens a message). */
@@ -166,7 +166,7 @@ static int load(const struct ctx *c, const char *body, size_t size, json_t **ret
         root = json_loadb(body, size, JSON_REJECT_DUPLICATES, &je);
         if (!root) {
                 if (json_error_code(&je) == json_error_out_of_memory)
-                        return km_error_set(c->err, -ENOMEM, "%s", c->what);
+                        return error_set(c->err, -ENOMEM, "%s", c->what);
                 return fail(c, NULL, "line %d column %d: %s", je.line, je.column,
                             str_printable(je.text, shown, sizeof(shown)));
         }
@@ -428,11 +428,11 @@ int manifest_parse(const char *body, size_t size, const char *media_type, struct
                             json_integer_value(version));
         m.media_type = strdup(type);
         if (!m.media_type)
-                return km_error_set(err, -ENOMEM, "manifest");
+                return error_set(err, -ENOMEM, "manifest");
         m.kind = is_index_type(type) ? MANIFEST_INDEX : MANIFEST_IMAGE;
         r = m.kind == MANIFEST_INDEX ? index_parse(&c, root, &m) : image_parse(&c, root, &m);
         if (r < 0)
-                return r == -ENOMEM ? km_error_set(err, r, "manifest") : r;
+                return r == -ENOMEM ? error_set(err, r, "manifest") : r;
         *ret = m;
         m = (struct manifest){};
         return 0;
@@ -573,7 +573,7 @@ int manifest_select_platform(const struct manifest *index, const char *os, const
         size_t used = 0;
 
         if (!index || index->kind != MANIFEST_INDEX)
-                return km_error_set_plain(err, -EINVAL, "manifest: not an index");
+                return error_set_plain(err, -EINVAL, "manifest: not an index");
         if (!arch)
                 machine_platform(&u, &arch, &variant);
         platform_normalize(&want, os ?: "linux", arch, variant);
@@ -599,7 +599,7 @@ int manifest_select_platform(const struct manifest *index, const char *os, const
         }
         if (!best) {
                 platform_show(wanted, sizeof(wanted), want.os, want.arch, want.variant);
-                return km_error_set_plain(err, -ENOENT, "manifest: no image for %s in the index (available: %s)",
+                return error_set_plain(err, -ENOENT, "manifest: no image for %s in the index (available: %s)",
                                           wanted, used ? avail : "none");
         }
         *ret = best;
@@ -707,7 +707,7 @@ int image_config_parse(const char *body, size_t size, struct image_config *ret, 
                 return r;
         r = config_build(&c, root, &ic);
         if (r < 0)
-                return r == -ENOMEM ? km_error_set(err, r, "image config") : r;
+                return r == -ENOMEM ? error_set(err, r, "image config") : r;
         *ret = ic;
         ic = (struct image_config){};
         return 0;

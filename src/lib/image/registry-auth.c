@@ -212,7 +212,7 @@ int registry_auth_find(char *const *files, const char *host, char **ret_basic, c
         if (!files) {
                 def = default_auth_files();
                 if (!def)
-                        return km_error_set(err, -ENOMEM, "auth files");
+                        return error_set(err, -ENOMEM, "auth files");
                 files = def;
         }
         for (size_t i = 0; files[i]; i++) {
@@ -221,7 +221,7 @@ int registry_auth_find(char *const *files, const char *host, char **ret_basic, c
                         *ret_file = strdup(files[i]);
                         if (!*ret_file) {
                                 registry_secret_free(TAKE_PTR(*ret_basic));
-                                r = km_error_set(err, -ENOMEM, "auth file");
+                                r = error_set(err, -ENOMEM, "auth file");
                         }
                         break;
                 }
@@ -230,18 +230,18 @@ int registry_auth_find(char *const *files, const char *host, char **ret_basic, c
                         continue;
                 }
                 if (!named) {
-                        km_log(KM_LOG_WARNING, "auth file %s skipped: %s", files[i],
+                        log_msg(KM_LOG_WARNING, "auth file %s skipped: %s", files[i],
                                r == -EBADMSG ? "not a docker config.json with valid entries" : strerror(-r));
                         r = 0;
                         continue;
                 }
                 if (r == -EBADMSG)
-                        r = km_error_set_plain(err, r,
+                        r = error_set_plain(err, r,
                                                "auth file %s: not a docker config.json, or its entry for %s is "
                                                "malformed",
                                                files[i], host);
                 else
-                        r = km_error_set(err, r, "auth file %s", files[i]);
+                        r = error_set(err, r, "auth file %s", files[i]);
                 break;
         }
         km_strv_free(def);
@@ -360,17 +360,17 @@ int registry_token_parse(const char *body, size_t size, char **ret_header, struc
                         t = json_string_value(json_object_get(root, "access_token"));
         }
         if (!t || !*t)
-                return km_error_set_plain(err, -EBADMSG, "the token service's answer has no \"token\"");
+                return error_set_plain(err, -EBADMSG, "the token service's answer has no \"token\"");
         if (strlen(t) > TOKEN_MAX)
-                return km_error_set_plain(err, -EBADMSG, "the token service's token is longer than %d bytes",
+                return error_set_plain(err, -EBADMSG, "the token service's token is longer than %d bytes",
                                           TOKEN_MAX);
         for (const char *c = t; *c; c++)
                 if (*c <= 0x20 || *c >= 0x7f)
-                        return km_error_set_plain(err, -EBADMSG,
+                        return error_set_plain(err, -EBADMSG,
                                                   "the token service's token has characters "
                                                   "that cannot go into a header");
         if (asprintf(ret_header, "Authorization: Bearer %s", t) < 0)
-                return km_error_set(err, -ENOMEM, "token");
+                return error_set(err, -ENOMEM, "token");
         return 0;
 }
 
@@ -416,10 +416,10 @@ int registry_tls_load(const char *host, const char *certs_dir, const char *syste
         *ret_ca = *ret_cert = *ret_key = NULL;
         *ret_ca_size = 0;
         if (!*host || strchr(host, '/') || streq(host, ".") || streq(host, ".."))
-                return km_error_set_plain(err, -EINVAL, "registry name \"%s\" cannot name a certs.d directory", host);
+                return error_set_plain(err, -EINVAL, "registry name \"%s\" cannot name a certs.d directory", host);
         out = open_memstream(&ca, &ca_size);
         if (!out)
-                return km_error_set(err, -ENOMEM, "CA bundle");
+                return error_set(err, -ENOMEM, "CA bundle");
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 _cleanup_free_ char *path = NULL;
                 _cleanup_close_ int dfd = -EBADF;
@@ -432,11 +432,11 @@ int registry_tls_load(const char *host, const char *certs_dir, const char *syste
                 if (dfd < 0) {
                         if (errno == ENOENT || errno == ENOTDIR)
                                 continue;
-                        return km_error_set(err, -errno, "certificates directory %s", path);
+                        return error_set(err, -errno, "certificates directory %s", path);
                 }
                 n = scandir(path, &list, select_cert_file, alphasort);
                 if (n < 0)
-                        return km_error_set(err, -errno, "certificates directory %s", path);
+                        return error_set(err, -errno, "certificates directory %s", path);
                 r = 0;
                 for (int j = 0; j < n && r >= 0; j++) {
                         const char *name = list[j]->d_name;
@@ -445,16 +445,16 @@ int registry_tls_load(const char *host, const char *certs_dir, const char *syste
                         if (streq(name + len - 4, ".crt")) {
                                 r = append_file(out, dfd, name, CERT_FILE_MAX);
                                 if (r < 0)
-                                        r = km_error_set(err, r, "CA certificate %s/%s", path, name);
+                                        r = error_set(err, r, "CA certificate %s/%s", path, name);
                                 extra = true;
                         } else if (!cert) {
                                 _cleanup_free_ char *k = NULL;
 
                                 if (asprintf(&k, "%.*s.key", (int)(len - 5), name) < 0 ||
                                     asprintf(&cert, "%s/%s", path, name) < 0 || asprintf(&key, "%s/%s", path, k) < 0)
-                                        r = km_error_set(err, -ENOMEM, "client certificate");
+                                        r = error_set(err, -ENOMEM, "client certificate");
                                 else if (faccessat(dfd, k, R_OK, 0) < 0)
-                                        r = km_error_set(err, -errno, "client certificate %s: its key %s", cert, key);
+                                        r = error_set(err, -errno, "client certificate %s: its key %s", cert, key);
                         }
                 }
                 for (int j = 0; j < n; j++)
@@ -469,19 +469,19 @@ int registry_tls_load(const char *host, const char *certs_dir, const char *syste
                 size_t extra_size;
 
                 if (fclose(TAKE_PTR(out)) != 0)
-                        return km_error_set(err, -ENOMEM, "CA bundle");
+                        return error_set(err, -ENOMEM, "CA bundle");
                 extra_ca = TAKE_PTR(ca);
                 extra_size = ca_size;
                 out = open_memstream(&ca, &ca_size);
                 if (!out)
-                        return km_error_set(err, -ENOMEM, "CA bundle");
+                        return error_set(err, -ENOMEM, "CA bundle");
                 r = append_file(out, AT_FDCWD, system_bundle, BUNDLE_MAX);
                 if (r < 0 && r != -ENOENT)
-                        return km_error_set(err, r, "system CA bundle %s", system_bundle);
+                        return error_set(err, r, "system CA bundle %s", system_bundle);
                 fwrite(extra_ca, 1, extra_size, out);
         }
         if (fflush(out) != 0)
-                return km_error_set(err, -ENOMEM, "CA bundle");
+                return error_set(err, -ENOMEM, "CA bundle");
         fclose(TAKE_PTR(out));
         if (extra) {
                 *ret_ca = TAKE_PTR(ca);
@@ -691,7 +691,7 @@ int registry_status_error(const char *host, const char *what, long status, const
         default:
                 e = status >= 500 ? -EREMOTEIO : -EPROTO;
         }
-        return km_error_set_plain(err, e, "registry %s: %s: %ld %s%s%s%s%s%s%s", host, what, status,
+        return error_set_plain(err, e, "registry %s: %s: %ld %s%s%s%s%s%s%s", host, what, status,
                                   status_text(status), code ? ": " : "",
                                   code ? str_printable(code, b1, sizeof(b1)) : "", msg ? ": " : "",
                                   msg ? str_printable(msg, b2, sizeof(b2)) : "", hint ? "; " : "", hint ? hint : "");
@@ -704,11 +704,11 @@ int registry_name_check(const char *host, const char *repository, struct km_erro
 
         if (n == 0 || n > 255 || host[0] == '.' || host[0] == '-' ||
             strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") != n)
-                return km_error_set_plain(err, -EINVAL, "registry \"%s\": not a registry name",
+                return error_set_plain(err, -EINVAL, "registry \"%s\": not a registry name",
                                           str_printable(host, b, sizeof(b)));
         if (m == 0 || m > 255 || repository[0] == '/' || repository[m - 1] == '/' || strstr(repository, "//") ||
             strstr(repository, "..") || strspn(repository, "abcdefghijklmnopqrstuvwxyz0123456789._-/") != m)
-                return km_error_set_plain(err, -EINVAL, "registry %s: \"%s\" is not a repository name", host,
+                return error_set_plain(err, -EINVAL, "registry %s: \"%s\" is not a repository name", host,
                                           str_printable(repository, b, sizeof(b)));
         return 0;
 }
@@ -748,7 +748,7 @@ int registry_err_wrap(struct km_error *err, int e, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(prefix, sizeof(prefix), fmt, ap);
         va_end(ap);
-        return km_error_set_plain(err, e, "%s: %s", prefix, inner);
+        return error_set_plain(err, e, "%s: %s", prefix, inner);
 }
 
 /* What to add to a 401: the credentials from refused_file were refused, or there were none (malloc'ed). */

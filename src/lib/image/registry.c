@@ -271,12 +271,12 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
         if (accept) {
                 _cleanup_free_ char *h = NULL;
                 if (asprintf(&h, "Accept: %s", accept) < 0 || !(headers = sym_curl_slist_append(headers, h)))
-                        return km_error_set(err, -ENOMEM, "request");
+                        return error_set(err, -ENOMEM, "request");
         }
         if (auth) {
                 struct curl_slist *l = sym_curl_slist_append(headers, auth);
                 if (!l)
-                        return km_error_set(err, -ENOMEM, "request");
+                        return error_set(err, -ENOMEM, "request");
                 headers = l;
         }
         for (int attempt = 0;; attempt++) {
@@ -311,9 +311,9 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                 r->errbuf[0] = '\0';
                 xfer_reset(x);
                 if (x->write_error)
-                        return km_error_set(err, x->write_error, "blob download file");
+                        return error_set(err, x->write_error, "blob download file");
                 cc = sym_curl_easy_perform(c);
-                km_log(KM_LOG_DEBUG, "registry %s: GET %s: %s%.0ld", r->host,
+                log_msg(KM_LOG_DEBUG, "registry %s: GET %s: %s%.0ld", r->host,
                        registry_url_show(url, shown, sizeof(shown)),
                        cc == CURLE_OK ? "status " : sym_curl_easy_strerror(cc), cc == CURLE_OK ? x->status : 0L);
                 if (cc == CURLE_OK) {
@@ -326,16 +326,16 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                 if (x->too_big)
                         return -EFBIG; /* the caller says what was too big */
                 if (x->write_error)
-                        return km_error_set(err, x->write_error, "writing what %s sent",
+                        return error_set(err, x->write_error, "writing what %s sent",
                                             registry_url_show(url, shown, sizeof(shown)));
                 e = registry_curl_errno(cc, &retry);
                 if (retry && attempt < r->retries) {
-                        km_log(KM_LOG_INFO, "registry %s: %s, retrying", r->host,
+                        log_msg(KM_LOG_INFO, "registry %s: %s, retrying", r->host,
                                r->errbuf[0] ? r->errbuf : sym_curl_easy_strerror(cc));
                         registry_retry_wait(x->retry_after, attempt);
                         continue;
                 }
-                return km_error_set_plain(err, e, "GET %s: %s", registry_url_show(url, shown, sizeof(shown)),
+                return error_set_plain(err, e, "GET %s: %s", registry_url_show(url, shown, sizeof(shown)),
                                           r->errbuf[0] ? str_printable(r->errbuf, r->errbuf, sizeof(r->errbuf))
                                                        : sym_curl_easy_strerror(cc));
         }
@@ -357,7 +357,7 @@ static int follow(struct registry *r, const char *url, const char *accept, const
         char shown[512], shown2[512];
 
         if (!origin || !cur)
-                return km_error_set_plain(err, -EINVAL, "bad URL %s", registry_url_show(url, shown, sizeof(shown)));
+                return error_set_plain(err, -EINVAL, "bad URL %s", registry_url_show(url, shown, sizeof(shown)));
         x->at_origin = true;
         for (int hop = 0;; hop++) {
                 _cleanup_free_ char *next_origin = NULL, *scheme = NULL;
@@ -369,29 +369,29 @@ static int follow(struct registry *r, const char *url, const char *accept, const
                 if (e < 0 || !is_redirect(x->status))
                         return e;
                 if (sym_curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &location) != CURLE_OK || !location)
-                        return km_error_set_plain(err, -EPROTO, "GET %s: redirect (%ld) without a Location",
+                        return error_set_plain(err, -EPROTO, "GET %s: redirect (%ld) without a Location",
                                                   registry_url_show(cur, shown, sizeof(shown)), x->status);
                 if (hop + 1 > REDIRECTS_MAX)
-                        return km_error_set_plain(err, -ELOOP, "GET %s: more than %d redirects",
+                        return error_set_plain(err, -ELOOP, "GET %s: more than %d redirects",
                                                   registry_url_show(url, shown, sizeof(shown)), REDIRECTS_MAX);
                 next_origin = registry_url_origin(location, &scheme);
                 if (!next_origin || !scheme)
-                        return km_error_set_plain(err, -EPROTO, "GET %s: redirect to an unparsable URL",
+                        return error_set_plain(err, -EPROTO, "GET %s: redirect to an unparsable URL",
                                                   registry_url_show(cur, shown, sizeof(shown)));
                 if (!streq(scheme, "https") && !(r->insecure && streq(scheme, "http")))
-                        return km_error_set_plain(err, -EPROTO,
+                        return error_set_plain(err, -EPROTO,
                                                   "GET %s: redirect to %s refused: only https is allowed (the "
                                                   "registry is not marked insecure)",
                                                   registry_url_show(cur, shown, sizeof(shown)),
                                                   registry_url_show(location, shown2, sizeof(shown2)));
-                km_log(KM_LOG_DEBUG, "registry %s: redirect to %s%s", r->host,
+                log_msg(KM_LOG_DEBUG, "registry %s: redirect to %s%s", r->host,
                        registry_url_show(location, shown, sizeof(shown)),
                        x->at_origin && !streq(next_origin, origin) ? " (another origin: no credentials)" : "");
                 x->at_origin = x->at_origin && streq(next_origin, origin);
                 free(cur);
                 cur = strdup(location);
                 if (!cur)
-                        return km_error_set(err, -ENOMEM, "redirect");
+                        return error_set(err, -ENOMEM, "redirect");
         }
 }
 
@@ -417,10 +417,10 @@ static int creds_load(struct registry *r, struct km_error *err) {
 
                 registry_secret_free(userpass);
                 if (!h)
-                        return km_error_set(err, -ENOMEM, "credentials");
+                        return error_set(err, -ENOMEM, "credentials");
                 r->basic = h;
                 r->creds_file = TAKE_PTR(file);
-                km_log(KM_LOG_DEBUG, "registry %s: credentials from %s", r->host, r->creds_file);
+                log_msg(KM_LOG_DEBUG, "registry %s: credentials from %s", r->host, r->creds_file);
         }
         return 0;
 }
@@ -435,20 +435,20 @@ static int token_fetch(struct registry *r, const char *realm, const char *servic
         int e;
 
         if (!o || !scheme || (!streq(scheme, "https") && !(r->insecure && streq(scheme, "http"))))
-                return km_error_set_plain(err, -EPROTO,
+                return error_set_plain(err, -EPROTO,
                                           "registry %s: token service %s refused: only https is "
                                           "allowed (the registry is not marked insecure)",
                                           r->host, registry_url_show(realm, shown, sizeof(shown)));
         url = registry_token_url(realm, service, scope);
         if (!url)
-                return km_error_set(err, -ENOMEM, "token request");
+                return error_set(err, -ENOMEM, "token request");
         e = creds_load(r, err);
         if (e < 0)
                 return e;
         snprintf(what, sizeof(what), "token for %s from %s", scope, registry_url_show(realm, shown, sizeof(shown)));
         e = follow(r, url, "application/json", r->basic, &x, err);
         if (e == -EFBIG)
-                e = km_error_set_plain(err, e, "registry %s: %s: the answer is larger than %d bytes", r->host, what,
+                e = error_set_plain(err, e, "registry %s: %s: the answer is larger than %d bytes", r->host, what,
                                        TOKEN_BODY_MAX);
         else if (e >= 0 && x.status != 200) {
                 if (x.status == 401 || x.status == 403)
@@ -459,7 +459,7 @@ static int token_fetch(struct registry *r, const char *realm, const char *servic
                 if (e < 0)
                         registry_err_wrap(err, e, "registry %s: %s", r->host, what);
                 else
-                        km_log(KM_LOG_DEBUG, "registry %s: got a %s", r->host, what);
+                        log_msg(KM_LOG_DEBUG, "registry %s: got a %s", r->host, what);
         } else
                 registry_err_wrap(err, e, "registry %s: %s", r->host, what);
         return e;
@@ -493,15 +493,15 @@ static int authenticate(struct registry *r, struct xfer *x, const char *what, st
                         return answer_error(r, x, what, "a Bearer challenge without a realm", err);
                 if (registry_challenge_get(x->www_authenticate, "Bearer", "service", &service) < 0 ||
                     registry_challenge_get(x->www_authenticate, "Bearer", "scope", &scope) < 0)
-                        return km_error_set(err, -ENOMEM, "challenge");
+                        return error_set(err, -ENOMEM, "challenge");
                 if (!scope && asprintf(&scope, "repository:%s:pull", r->repository) < 0) {
                         scope = NULL;
-                        return km_error_set(err, -ENOMEM, "challenge");
+                        return error_set(err, -ENOMEM, "challenge");
                 }
                 t = token_find(r, scope);
                 if (t && r->auth == t->header) {
                         /* Sent and refused (expired): forget it. */
-                        km_log(KM_LOG_DEBUG, "registry %s: the token for %s was refused, asking again", r->host, scope);
+                        log_msg(KM_LOG_DEBUG, "registry %s: the token for %s was refused, asking again", r->host, scope);
                         registry_secret_free(t->header);
                         free(t->scope);
                         *t = r->tokens[--r->n_tokens];
@@ -517,7 +517,7 @@ static int authenticate(struct registry *r, struct xfer *x, const char *what, st
                         n = reallocarray(r->tokens, r->n_tokens + 1, sizeof(struct token));
                         if (!n) {
                                 registry_secret_free(header);
-                                return km_error_set(err, -ENOMEM, "token");
+                                return error_set(err, -ENOMEM, "token");
                         }
                         r->tokens = n;
                         t = &r->tokens[r->n_tokens];
@@ -556,7 +556,7 @@ static int fetch(struct registry *r, const char *path, const char *accept, const
         int e;
 
         if (asprintf(&url, "%s%s", r->base, path) < 0)
-                return km_error_set(err, -ENOMEM, "request");
+                return error_set(err, -ENOMEM, "request");
         for (int authed = 0;; authed++) {
                 e = follow(r, url, accept, r->auth, x, err);
                 if (e == -EFBIG)
@@ -591,35 +591,35 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
         if (!o)
                 o = &defaults;
         if (!ref || !ref->registry || !ref->repository)
-                return km_error_set_plain(err, -EINVAL, "registry: no registry or repository in the reference");
+                return error_set_plain(err, -EINVAL, "registry: no registry or repository in the reference");
         e = registry_name_check(ref->registry, ref->repository, err);
         if (e < 0)
                 return e;
         if (dlopen_libcurl() < 0)
-                return km_error_set_plain(err, -EOPNOTSUPP, "registry: cannot load libcurl (libcurl.so.4)");
+                return error_set_plain(err, -EOPNOTSUPP, "registry: cannot load libcurl (libcurl.so.4)");
         pthread_once(&curl_once, curl_init);
         if (curl_init_result != CURLE_OK)
-                return km_error_set_plain(err, -EIO, "registry: libcurl: %s", sym_curl_easy_strerror(curl_init_result));
+                return error_set_plain(err, -EIO, "registry: libcurl: %s", sym_curl_easy_strerror(curl_init_result));
         r = calloc(1, sizeof(*r));
         if (!r)
-                return km_error_set(err, -ENOMEM, "registry");
+                return error_set(err, -ENOMEM, "registry");
         r->progress_fd = -1;
         r->host = strdup(ref->registry);
         r->repository = strdup(ref->repository);
         if (!r->host || !r->repository)
-                return km_error_set(err, -ENOMEM, "registry");
+                return error_set(err, -ENOMEM, "registry");
         for (size_t i = 0; o->insecure && o->insecure[i]; i++)
                 if (streq(o->insecure[i], r->host))
                         r->insecure = true;
         if (asprintf(&r->base, "%s://%s", r->insecure ? "http" : "https",
                      streq(r->host, "docker.io") ? "registry-1.docker.io" : r->host) < 0) {
                 r->base = NULL;
-                return km_error_set(err, -ENOMEM, "registry");
+                return error_set(err, -ENOMEM, "registry");
         }
         r->origin = registry_url_origin(r->base, NULL);
         r->curl = sym_curl_easy_init();
         if (!r->origin || !r->curl)
-                return km_error_set_plain(err, -EINVAL, "registry %s: cannot make a URL or a libcurl handle", r->host);
+                return error_set_plain(err, -EINVAL, "registry %s: cannot make a URL or a libcurl handle", r->host);
 #if LIBCURL_VERSION_NUM >= 0x075400
         if (sym_curl_easy_getinfo(r->curl, CURLINFO_CAINFO, &cainfo) != CURLE_OK)
                 cainfo = NULL;
@@ -633,10 +633,10 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
                         n++;
                 r->auth_files = calloc(n + 1, sizeof(char *));
                 if (!r->auth_files)
-                        return km_error_set(err, -ENOMEM, "registry");
+                        return error_set(err, -ENOMEM, "registry");
                 for (size_t i = 0; i < n; i++)
                         if (!(r->auth_files[i] = strdup(o->auth_files[i])))
-                                return km_error_set(err, -ENOMEM, "registry");
+                                return error_set(err, -ENOMEM, "registry");
         }
         if (o->progress_fd >= 0 && isatty(o->progress_fd))
                 r->progress_fd = o->progress_fd;
@@ -644,7 +644,7 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
         r->retries = o->retries == 0 ? RETRIES_DEFAULT : o->retries < 0 ? 0 : o->retries;
         if (r->retries > RETRIES_MAX)
                 r->retries = RETRIES_MAX;
-        km_log(KM_LOG_DEBUG, "registry %s: %s%s%s", r->host, r->base, r->ca ? ", extra CAs from certs.d" : "",
+        log_msg(KM_LOG_DEBUG, "registry %s: %s%s%s", r->host, r->base, r->ca ? ", extra CAs from certs.d" : "",
                r->client_cert ? ", a client certificate" : "");
         *ret = TAKE_PTR(r);
         return 0;
@@ -684,34 +684,34 @@ int registry_get_manifest(struct registry *r, const char *reference, char **ret_
         snprintf(what, sizeof(what), "manifest %s%s%s", r->repository, by_digest ? "@" : ":",
                  str_printable(reference, b, sizeof(b)));
         if (by_digest ? !digest_is_valid(reference) : !registry_tag_is_valid(reference))
-                return km_error_set_plain(err, -EINVAL, "registry %s: %s: not a %s", r->host, what,
+                return error_set_plain(err, -EINVAL, "registry %s: %s: not a %s", r->host, what,
                                           by_digest ? "sha256 digest" : "valid tag");
         if (asprintf(&path, "/v2/%s/manifests/%s", r->repository, reference) < 0) {
                 path = NULL;
-                return km_error_set(err, -ENOMEM, "manifest");
+                return error_set(err, -ENOMEM, "manifest");
         }
         e = fetch(r, path, manifest_accept, what, &x, err);
         if (e == -EFBIG)
-                e = km_error_set_plain(err, e, "registry %s: %s: larger than %d bytes, refused", r->host, what,
+                e = error_set_plain(err, e, "registry %s: %s: larger than %d bytes, refused", r->host, what,
                                        MANIFEST_MAX_SIZE);
         if (e < 0)
                 return e;
         if (!x.buf && !(x.buf = calloc(1, 1)))
-                return km_error_set(err, -ENOMEM, "manifest");
+                return error_set(err, -ENOMEM, "manifest");
         digest_buffer(x.buf, x.got, d);
         if (by_digest && !streq(d, reference))
-                return km_error_set_plain(err, -EBADMSG,
+                return error_set_plain(err, -EBADMSG,
                                           "registry %s: %s: the registry sent content whose digest "
                                           "is %s",
                                           r->host, what, d);
         if (x.docker_digest && startswith(x.docker_digest, DIGEST_SHA256_PREFIX) && !streq(x.docker_digest, d))
-                return km_error_set_plain(err, -EBADMSG,
+                return error_set_plain(err, -EBADMSG,
                                           "registry %s: %s: Docker-Content-Digest %s does not match "
                                           "the content's %s",
                                           r->host, what, str_printable(x.docker_digest, b, sizeof(b)), d);
         if (x.content_type && !(media_type = strndup(x.content_type, strcspn(x.content_type, "; \t"))))
-                return km_error_set(err, -ENOMEM, "manifest");
-        km_log(KM_LOG_DEBUG, "registry %s: %s: %s, %" PRIu64 " bytes, %s", r->host, what, d, x.got,
+                return error_set(err, -ENOMEM, "manifest");
+        log_msg(KM_LOG_DEBUG, "registry %s: %s: %s, %" PRIu64 " bytes, %s", r->host, what, d, x.got,
                media_type ? str_printable(media_type, b, sizeof(b)) : "no Content-Type");
         *ret_body = TAKE_PTR(x.buf);
         if (ret_size)
@@ -732,7 +732,7 @@ static void blob_discard(struct store *s, const char *tmp, int fd, const char *d
         struct km_error ignored = {0};
 
         if (ftruncate(fd, 0) < 0)
-                km_log(KM_LOG_DEBUG, "blob %s: cannot empty the download file: %m", digest);
+                log_msg(KM_LOG_DEBUG, "blob %s: cannot empty the download file: %m", digest);
         store_blob_commit(s, tmp, digest, (int64_t)size, &ignored);
 }
 
@@ -746,15 +746,15 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
         snprintf(what, sizeof(what), "blob %s@%s", r->repository,
                  digest_is_valid(digest) ? digest : str_printable(digest, b, sizeof(b)));
         if (!digest_is_valid(digest))
-                return km_error_set_plain(err, -EINVAL, "registry %s: %s: not a sha256 digest", r->host, what);
+                return error_set_plain(err, -EINVAL, "registry %s: %s: not a sha256 digest", r->host, what);
         if (size > INT64_MAX)
-                return km_error_set_plain(err, -EINVAL, "registry %s: %s: size %" PRIu64 " out of range", r->host, what,
+                return error_set_plain(err, -EINVAL, "registry %s: %s: size %" PRIu64 " out of range", r->host, what,
                                           size);
         if (store_blob_exists(s, digest) > 0)
                 return 0;
         if (asprintf(&path, "/v2/%s/blobs/%s", r->repository, digest) < 0) {
                 path = NULL;
-                return km_error_set(err, -ENOMEM, "blob");
+                return error_set(err, -ENOMEM, "blob");
         }
         fd = store_blob_begin(s, &tmp, err);
         if (fd < 0)
@@ -764,7 +764,7 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
         e = fetch(r, path, NULL, what, &x, err);
         progress_clear(&x);
         if (e == -EFBIG)
-                e = km_error_set_plain(
+                e = error_set_plain(
                         err, e, "registry %s: %s: the registry sends more than the %" PRIu64 " bytes declared, refused",
                         r->host, what, size);
         if (e < 0) {
@@ -776,6 +776,6 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
         e = store_blob_commit(s, tmp, digest, (int64_t)size, err);
         if (e < 0)
                 return registry_err_wrap(err, e, "registry %s: %s", r->host, what);
-        km_log(KM_LOG_DEBUG, "registry %s: %s: stored, %" PRIu64 " bytes", r->host, what, size);
+        log_msg(KM_LOG_DEBUG, "registry %s: %s: stored, %" PRIu64 " bytes", r->host, what, size);
         return 0;
 }

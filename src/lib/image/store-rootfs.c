@@ -134,7 +134,7 @@ static int open_tree_dir(int root, const char *path) {
                 fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 return fd >= 0 ? fd : -errno;
         }
-        return km_openat2(root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+        return sys_openat2(root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
@@ -239,13 +239,13 @@ static int seal(struct store *s, int fd, const char *hex, const char *digest, st
 
         store_fsync_dir(s->rootfs_fd, &r);
         if (r < 0)
-                return km_error_set(err, r, "rootfs %s: fsync %s/rootfs", digest, s->path);
+                return error_set(err, r, "rootfs %s: fsync %s/rootfs", digest, s->path);
         r = tree_sum(fd, sum, &entries);
         if (r < 0)
-                return km_error_set(err, r, "rootfs %s: record of the unpacked tree", digest);
+                return error_set(err, r, "rootfs %s: record of the unpacked tree", digest);
         if (asprintf(&text, "{\"format\":%d,\"tree\":\"%s\",\"entries\":%llu}\n", SUM_FORMAT, sum,
                      (unsigned long long)entries) < 0)
-                return km_error_set(err, -ENOMEM, "rootfs %s", digest);
+                return error_set(err, -ENOMEM, "rootfs %s", digest);
         r = write_file_atomic(s->sums_fd, hex, text, strlen(text), 0600, err);
         if (r >= 0)
                 snprintf(s->verified, sizeof(s->verified), "%s", hex);
@@ -295,10 +295,10 @@ static int retire(struct store *s, int dfd, const char *name, const char *hex, c
                     errno == ENOENT && renameat(dfd, name, s->rootfs_fd, old) == 0)
                         break;
                 if ((errno != EEXIST && errno != ENOTEMPTY && errno != EINVAL && errno != ENOSYS) || tries >= 100)
-                        return km_error_set(err, -errno, "rootfs %s: set the old tree aside as %s/rootfs/%s", digest,
+                        return error_set(err, -errno, "rootfs %s: set the old tree aside as %s/rootfs/%s", digest,
                                             s->path, old);
         }
-        km_log(KM_LOG_INFO, "store %s: the old tree is rootfs/%s until no container of the image is left", s->path,
+        log_msg(KM_LOG_INFO, "store %s: the old tree is rootfs/%s until no container of the image is left", s->path,
                old);
         return 0;
 }
@@ -336,23 +336,23 @@ static int rootfs_place(struct store *s, int ours, const char *tmpname, const ch
                 if (r > 0)
                         return seal(s, ours, hex, digest, err);
                 if (r < 0)
-                        return km_error_set(err, r, "rootfs %s: rename into %s/rootfs", digest, s->path);
+                        return error_set(err, r, "rootfs %s: rename into %s/rootfs", digest, s->path);
 
                 /* One is there: kept if it matches its record, decided under its lock. */
                 theirs = openat(s->rootfs_fd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (theirs < 0 && errno == ENOENT)
                         continue; /* gone meanwhile */
                 if (theirs < 0 && errno != ENOTDIR && errno != ELOOP)
-                        return km_error_set(err, -errno, "rootfs %s: %s/rootfs/%s", digest, s->path, hex);
+                        return error_set(err, -errno, "rootfs %s: %s/rootfs/%s", digest, s->path, hex);
                 if (theirs >= 0) {
                         r = lock_tree(theirs);
                         if (r < 0)
-                                return km_error_set(err, r, "rootfs %s: lock %s/rootfs/%s", digest, s->path, hex);
+                                return error_set(err, r, "rootfs %s: lock %s/rootfs/%s", digest, s->path, hex);
                         if (!same_inode(s->rootfs_fd, hex, theirs))
                                 continue; /* replaced meanwhile: look again */
                         r = tree_matches(s, theirs, hex, &why);
                         if (r < 0)
-                                return km_error_set(err, r, "rootfs %s: check %s/rootfs/%s", digest, s->path, hex);
+                                return error_set(err, r, "rootfs %s: check %s/rootfs/%s", digest, s->path, hex);
                         if (r > 0) {
                                 store_drop_tmp(s, tmpname);
                                 snprintf(s->verified, sizeof(s->verified), "%s", hex);
@@ -360,7 +360,7 @@ static int rootfs_place(struct store *s, int ours, const char *tmpname, const ch
                         }
                 } else
                         why = "it is not a directory";
-                km_log(KM_LOG_WARNING, "store %s: rootfs/%s: %s: replaced by a new unpack", s->path, hex, why);
+                log_msg(KM_LOG_WARNING, "store %s: rootfs/%s: %s: replaced by a new unpack", s->path, hex, why);
                 if (renameat2(s->tmp_fd, tmpname, s->rootfs_fd, hex, RENAME_EXCHANGE) == 0) {
                         r = seal(s, ours, hex, digest, err);
                         /* The old tree is now tmp/TMPNAME: on failure it goes with tmp/ at the next exclusive open. */
@@ -368,13 +368,13 @@ static int rootfs_place(struct store *s, int ours, const char *tmpname, const ch
                         return r;
                 }
                 if (errno != EINVAL && errno != ENOSYS)
-                        return km_error_set(err, -errno, "rootfs %s: exchange with %s/rootfs/%s", digest, s->path, hex);
+                        return error_set(err, -errno, "rootfs %s: exchange with %s/rootfs/%s", digest, s->path, hex);
                 /* No RENAME_EXCHANGE here: the old one aside first, then ours in its place. */
                 r = retire(s, s->rootfs_fd, hex, hex, digest, err);
                 if (r < 0)
                         return r;
         }
-        return km_error_set_plain(err, -EBUSY, "rootfs %s: %s/rootfs/%s keeps changing", digest, s->path, hex);
+        return error_set_plain(err, -EBUSY, "rootfs %s: %s/rootfs/%s keeps changing", digest, s->path, hex);
 }
 
 /* ---- the calls ---- */
@@ -392,17 +392,17 @@ int store_rootfs_commit(struct store *s, const char *tmpname, const char *manife
         int r;
 
         if (!store_tmp_name_is_valid(tmpname, "rootfs-"))
-                return km_error_set_plain(err, -EINVAL, "rootfs: invalid temp dir name");
+                return error_set_plain(err, -EINVAL, "rootfs: invalid temp dir name");
         if (!digest_is_valid(manifest_digest))
                 r = store_invalid(err, "rootfs digest", manifest_digest);
         else if ((fd = openat(s->tmp_fd, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-                r = km_error_set(err, -errno, "rootfs %s: temp dir %s", manifest_digest, tmpname);
+                r = error_set(err, -errno, "rootfs %s: temp dir %s", manifest_digest, tmpname);
         /* Everything unpacked is on disk before the tree can be seen as a result. */
         else if (syncfs(fd) < 0)
-                r = km_error_set(err, -errno, "rootfs %s: syncfs", manifest_digest);
+                r = error_set(err, -errno, "rootfs %s: syncfs", manifest_digest);
         /* Nobody else knows the temp dir yet: at once.  Held until its record is written. */
         else if ((r = lock_tree(fd)) < 0)
-                r = km_error_set(err, r, "rootfs %s: lock", manifest_digest);
+                r = error_set(err, r, "rootfs %s: lock", manifest_digest);
         else
                 r = rootfs_place(s, fd, tmpname, manifest_digest, err);
         if (r < 0)
@@ -427,16 +427,16 @@ int store_rootfs_check(struct store *s, const char *manifest_digest, struct km_e
                 return 1;
         fd = openat(s->rootfs_fd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT)
-                return km_error_set_plain(err, 0, "rootfs %s: not unpacked", manifest_digest);
+                return error_set_plain(err, 0, "rootfs %s: not unpacked", manifest_digest);
         if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
-                return km_error_set_plain(err, 0, "rootfs %s/rootfs/%s: not a directory", s->path, hex);
+                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: not a directory", s->path, hex);
         if (fd < 0)
-                return km_error_set(err, -errno, "rootfs %s: %s/rootfs/%s", manifest_digest, s->path, hex);
+                return error_set(err, -errno, "rootfs %s: %s/rootfs/%s", manifest_digest, s->path, hex);
         r = tree_matches(s, fd, hex, &why);
         if (r < 0)
-                return km_error_set(err, r, "rootfs %s: check %s/rootfs/%s", manifest_digest, s->path, hex);
+                return error_set(err, r, "rootfs %s: check %s/rootfs/%s", manifest_digest, s->path, hex);
         if (r == 0)
-                return km_error_set_plain(err, 0, "rootfs %s/rootfs/%s: %s", s->path, hex, why);
+                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: %s", s->path, hex, why);
         snprintf(s->verified, sizeof(s->verified), "%s", hex);
         return 1;
 }

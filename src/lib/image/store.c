@@ -50,7 +50,7 @@ static bool has_control_chars(const char *s) {
 int store_invalid(struct km_error *err, const char *what, const char *value) {
         char shown[128];
 
-        return km_error_set_plain(err, -EINVAL, "%s: invalid: '%s'", what,
+        return error_set_plain(err, -EINVAL, "%s: invalid: '%s'", what,
                                   value ? str_printable(value, shown, sizeof(shown)) : "(null)");
 }
 
@@ -89,14 +89,14 @@ int store_make_tmp(struct store *s, const char *prefix, bool dir, char **ret_nam
                 else if (!dir)
                         fd = openat(s->tmp_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0 && (errno != EEXIST || tries >= 100))
-                        return km_error_set(err, -errno, "store %s/tmp/%s", s->path, name);
+                        return error_set(err, -errno, "store %s/tmp/%s", s->path, name);
         }
         /* A root directory is 0755 whatever the umask: the image's containers' users enter it. */
         if ((dir && fchmod(fd, 0755) < 0) || !(*ret_name = strdup(name))) {
                 int r = -errno;
 
                 (void)unpack_remove_tree(s->tmp_fd, name);
-                return km_error_set(err, r, "store %s/tmp/%s", s->path, name);
+                return error_set(err, r, "store %s/tmp/%s", s->path, name);
         }
         return TAKE_FD(fd);
 }
@@ -178,18 +178,18 @@ static int open_private(int dfd, const char *name, const char *shown, struct km_
         struct stat st;
 
         if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
-                return km_error_set(err, -errno, "store %s: mkdir", shown);
+                return error_set(err, -errno, "store %s: mkdir", shown);
         fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISLNK(st.st_mode))
-                return km_error_set_plain(err, -ELOOP, "store %s: is a symlink, refusing", shown);
+                return error_set_plain(err, -ELOOP, "store %s: is a symlink, refusing", shown);
         if (fd < 0 || fstat(fd, &st) < 0)
-                return km_error_set(err, -errno, "store %s", shown);
+                return error_set(err, -errno, "store %s", shown);
         if (st.st_uid != geteuid())
-                return km_error_set_plain(err, -EPERM, "store %s: owned by uid %u, not %u, refusing", shown,
+                return error_set_plain(err, -EPERM, "store %s: owned by uid %u, not %u, refusing", shown,
                                           (unsigned)st.st_uid, (unsigned)geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return km_error_set_plain(err, -EPERM, "store %s: writable by group or others (mode %04o), refusing",
+                return error_set_plain(err, -EPERM, "store %s: writable by group or others (mode %04o), refusing",
                                           shown, (unsigned)(st.st_mode & 07777));
         return TAKE_FD(fd);
 }
@@ -227,17 +227,17 @@ int store_open(const char *dir, struct store **ret, struct km_error *err) {
         int r;
 
         if (!dir || !*dir || !ret)
-                return km_error_set(err, -EINVAL, "store");
+                return error_set(err, -EINVAL, "store");
         s = calloc(1, sizeof(*s));
         if (!s)
-                return km_error_set(err, -ENOMEM, "store");
+                return error_set(err, -ENOMEM, "store");
         s->fd = s->blobs_fd = s->refs_fd = s->rootfs_fd = s->sums_fd = s->tmp_fd = s->lock_fd = -EBADF;
         /* Simplified: a trailing slash would make the kernel follow a symlink despite O_NOFOLLOW. */
         s->path = path_absolute(dir);
         if (!s->path)
-                return km_error_set(err, -ENOMEM, "store");
+                return error_set(err, -ENOMEM, "store");
         if (has_control_chars(s->path) || strlen(s->path) >= PATH_MAX)
-                return km_error_set_plain(err, -EINVAL, "store %s: invalid path",
+                return error_set_plain(err, -EINVAL, "store %s: invalid path",
                                           str_printable(s->path, shown, sizeof(shown)));
 
         s->fd = open_private(AT_FDCWD, s->path, s->path, err);
@@ -261,19 +261,19 @@ int store_open(const char *dir, struct store **ret, struct km_error *err) {
 
         s->lock_fd = openat(s->fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
         if (s->lock_fd < 0)
-                return km_error_set(err, -errno, "store %s/lock", s->path);
+                return error_set(err, -errno, "store %s/lock", s->path);
 
         /* Alone with the store: nothing in tmp/ can be live. */
         if (flock(s->lock_fd, LOCK_EX | LOCK_NB) >= 0) {
                 r = clear_leftovers(s, NULL);
                 if (r < 0)
-                        km_log(KM_LOG_WARNING, "store %s: clearing tmp/: %s", s->path, strerror(-r));
+                        log_msg(KM_LOG_WARNING, "store %s: clearing tmp/: %s", s->path, strerror(-r));
         } else if (errno != EWOULDBLOCK)
-                return km_error_set(err, -errno, "store %s/lock", s->path);
+                return error_set(err, -errno, "store %s/lock", s->path);
         /* The downgrade is not atomic: a gc may slip in between, and then we wait for it. */
         r = flock_wait(s->lock_fd, LOCK_SH);
         if (r < 0)
-                return km_error_set(err, r, "store %s/lock", s->path);
+                return error_set(err, r, "store %s/lock", s->path);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -299,7 +299,7 @@ void store_drop_tmp(struct store *s, const char *name) {
         int r = remove_tree(s->tmp_fd, name, NULL);
 
         if (r < 0)
-                km_log(KM_LOG_WARNING, "store %s/tmp/%s: remove: %s", s->path, name, strerror(-r));
+                log_msg(KM_LOG_WARNING, "store %s/tmp/%s: remove: %s", s->path, name, strerror(-r));
 }
 
 /*
@@ -322,15 +322,15 @@ static int store_place(struct store *s, const char *tmpname, int dfd, const char
         }
         if (r == -EEXIST || r == -ENOTEMPTY) {
                 if (fstatat(dfd, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        return km_error_set(err, -errno, "%s %s", what, digest);
+                        return error_set(err, -errno, "%s %s", what, digest);
                 if ((st.st_mode & S_IFMT) != type)
-                        return km_error_set_plain(err, -EEXIST, "%s %s: something else is in its place", what, digest);
+                        return error_set_plain(err, -EEXIST, "%s %s: something else is in its place", what, digest);
                 store_drop_tmp(s, tmpname);
                 return 0;
         }
         if (r >= 0)
                 store_fsync_dir(dfd, &r);
-        return r < 0 ? km_error_set(err, r, "%s %s: rename into the store and fsync", what, digest) : 0;
+        return r < 0 ? error_set(err, r, "%s %s: rename into the store and fsync", what, digest) : 0;
 }
 
 /* ---- blobs ---- */
@@ -344,7 +344,7 @@ static int blob_mismatch(struct km_error *err, const char *digest, const char *g
 
         if (expected >= 0 && size != (uint64_t)expected)
                 snprintf(declared, sizeof(declared), ", %lld declared", (long long)expected);
-        return km_error_set_plain(err, -EBADMSG, "blob %s: got %s (%llu bytes%s)", digest, got,
+        return error_set_plain(err, -EBADMSG, "blob %s: got %s (%llu bytes%s)", digest, got,
                                   (unsigned long long)size, declared);
 }
 
@@ -359,14 +359,14 @@ static int blob_place(struct store *s, const char *tmpname, const char *digest, 
         /* Read again from the start, by a descriptor of our own: what is hashed is what is stored. */
         fd = openat(s->tmp_fd, tmpname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
-                return km_error_set(err, -errno, "blob %s: temp file %s", digest, tmpname);
+                return error_set(err, -errno, "blob %s: temp file %s", digest, tmpname);
         r = digest_fd(fd, got, &size);
         if (r < 0)
-                return km_error_set(err, r, "blob %s: read", digest);
+                return error_set(err, r, "blob %s: read", digest);
         if (!streq(got, digest) || (expected_size >= 0 && size != (uint64_t)expected_size))
                 return blob_mismatch(err, digest, got, size, expected_size);
         if (fchmod(fd, 0444) < 0 || fsync(fd) < 0)
-                return km_error_set(err, -errno, "blob %s: chmod and fsync", digest);
+                return error_set(err, -errno, "blob %s: chmod and fsync", digest);
         return store_place(s, tmpname, s->blobs_fd, hex_of(digest), S_IFREG, "blob", digest, err);
 }
 
@@ -375,7 +375,7 @@ int store_blob_commit(struct store *s, const char *tmpname, const char *digest, 
         int r;
 
         if (!store_tmp_name_is_valid(tmpname, "blob-"))
-                return km_error_set_plain(err, -EINVAL, "blob: invalid temp file name");
+                return error_set_plain(err, -EINVAL, "blob: invalid temp file name");
         if (!digest_is_valid(digest))
                 r = store_invalid(err, "blob digest", digest);
         else
@@ -404,16 +404,16 @@ int store_blob_open(struct store *s, const char *digest, struct km_error *err) {
         /* O_NONBLOCK: a FIFO in its place must not hang us (cleared below for a regular file). */
         fd = openat(s->blobs_fd, hex_of(digest), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0 && errno == ENOENT)
-                return km_error_set_plain(err, -ENOENT, "blob %s: not in the store", digest);
+                return error_set_plain(err, -ENOENT, "blob %s: not in the store", digest);
         if (fd < 0 && errno == ELOOP)
-                return km_error_set_plain(err, -EBADMSG, "blob %s: is a symlink, not followed", digest);
+                return error_set_plain(err, -EBADMSG, "blob %s: is a symlink, not followed", digest);
         if (fd < 0)
-                return km_error_set(err, -errno, "blob %s", digest);
+                return error_set(err, -errno, "blob %s", digest);
         r = fd_regular_blocking(fd);
         if (r == -EBADMSG)
-                return km_error_set_plain(err, r, "blob %s: not a regular file", digest);
+                return error_set_plain(err, r, "blob %s: not a regular file", digest);
         if (r < 0)
-                return km_error_set(err, r, "blob %s", digest);
+                return error_set(err, r, "blob %s", digest);
         return TAKE_FD(fd);
 }
 
@@ -427,7 +427,7 @@ int store_blob_read(struct store *s, const char *digest, size_t max, char **ret,
                 return fd;
         r = read_full_fd(fd, max, ret, ret_size);
         if (r < 0) /* -EFBIG: larger than max */
-                return km_error_set(err, r, "blob %s: read (at most %zu bytes)", digest, max);
+                return error_set(err, r, "blob %s: read (at most %zu bytes)", digest, max);
         return 0;
 }
 
@@ -441,7 +441,7 @@ int store_blob_put(struct store *s, const char *digest, const void *data, size_t
         if (!digest_is_valid(digest))
                 return store_invalid(err, "blob digest", digest);
         if (!data && size > 0)
-                return km_error_set(err, -EINVAL, "blob %s", digest);
+                return error_set(err, -EINVAL, "blob %s", digest);
         /* Checked before anything is written: wrong bytes leave no trace. */
         digest_buffer(data ? data : "", size, got);
         if (!streq(got, digest))
@@ -466,7 +466,7 @@ int store_blob_put(struct store *s, const char *digest, const void *data, size_t
                 r = -errno;
         if (r < 0) {
                 (void)unlinkat(s->tmp_fd, tmp, 0);
-                return km_error_set(err, r, "blob %s: write", digest);
+                return error_set(err, r, "blob %s: write", digest);
         }
         return store_blob_commit(s, tmp, digest, (int64_t)size, err);
 }
@@ -506,16 +506,16 @@ int store_ref_set(struct store *s, const char *ref, json_t *record, struct km_er
         if (ref_file_name(ref, name, err) < 0)
                 return -EINVAL;
         if (!json_is_object(record))
-                return km_error_set_plain(err, -EINVAL, "image %s: record is not an object", ref);
+                return error_set_plain(err, -EINVAL, "image %s: record is not an object", ref);
         manifest = json_string_value(json_object_get(record, "manifest"));
         if (!digest_is_valid(manifest))
                 return store_invalid(err, "image reference record: manifest digest", manifest);
         copy = json_copy(record);
         if (!copy || json_object_set_new(copy, "ref", json_string(ref)) < 0)
-                return km_error_set_plain(err, -EINVAL, "image %s: not valid UTF-8, or out of memory", ref);
+                return error_set_plain(err, -EINVAL, "image %s: not valid UTF-8, or out of memory", ref);
         text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
         if (!text)
-                return km_error_set(err, -ENOMEM, "image %s", ref);
+                return error_set(err, -ENOMEM, "image %s", ref);
         /* Temp file, fsync, rename over what was there (junk and symlinks included), fsync dir. */
         return write_file_atomic(s->refs_fd, name, text, strlen(text), 0600, err);
 }
@@ -529,11 +529,11 @@ int store_ref_get(struct store *s, const char *ref, json_t **ret, struct km_erro
                 return -EINVAL;
         r = read_json_file(s->refs_fd, name, &j, err);
         if (r == -ENOENT)
-                return km_error_set_plain(err, -ENOENT, "image %s: not in the store", ref);
+                return error_set_plain(err, -ENOENT, "image %s: not in the store", ref);
         if (r < 0)
                 return r;
         if (!record_is_valid(j, name))
-                return km_error_set_plain(err, -EBADMSG, "image %s: %s/refs/%s is not a record of it", ref, s->path,
+                return error_set_plain(err, -EBADMSG, "image %s: %s/refs/%s is not a record of it", ref, s->path,
                                           name);
         *ret = TAKE_PTR(j);
         return 0;
@@ -548,7 +548,7 @@ int store_ref_remove(struct store *s, const char *ref, struct km_error *err) {
         r = remove_tree(s->refs_fd, name, NULL); /* whatever junk is there; 0 when absent */
         store_fsync_dir(s->refs_fd, &r);
         if (r < 0)
-                return km_error_set(err, r, "image %s: remove %s/refs/%s", ref, s->path, name);
+                return error_set(err, r, "image %s: remove %s/refs/%s", ref, s->path, name);
         return 0;
 }
 
@@ -561,7 +561,7 @@ int store_ref_list(struct store *s, json_t **ret, struct km_error *err) {
 
         r = read_names(s->refs_fd, &names, &n);
         if (r < 0 || !(list = json_array()))
-                r = km_error_set(err, r < 0 ? r : -ENOMEM, "store %s/refs", s->path);
+                r = error_set(err, r < 0 ? r : -ENOMEM, "store %s/refs", s->path);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 json_t *j = NULL;
 
@@ -577,7 +577,7 @@ int store_ref_list(struct store *s, json_t **ret, struct km_error *err) {
                         r = 0;
                 }
                 if (r < 0)
-                        km_error_set(err, r, "store %s/refs/%s", s->path, names[i]);
+                        error_set(err, r, "store %s/refs/%s", s->path, names[i]);
         }
         km_strv_free(names);
         if (r < 0)
@@ -614,7 +614,7 @@ static int mark_manifest(struct store *s, json_t *marked, const char *digest, un
         if (r == -ENOENT || r == -EFBIG || r == -EBADMSG)
                 return 0;
         if (r < 0)
-                return km_error_set(err, r, "store gc: manifest %s", digest);
+                return error_set(err, r, "store gc: manifest %s", digest);
         j = json_loadb(buf, size, 0, NULL);
         if (!json_is_object(j))
                 return 0;
@@ -653,7 +653,7 @@ static int mark_refs(struct store *s, json_t *marked, struct km_error *err) {
                 if (r >= 0 && (digest_is_valid(d) || digest_is_valid(rootfs)))
                         r = mark(marked, hex_of(digest_is_valid(d) ? d : rootfs));
                 if (r < 0)
-                        return r == -ENOMEM ? km_error_set(err, r, "store gc") : r;
+                        return r == -ENOMEM ? error_set(err, r, "store gc") : r;
         }
         return 0;
 }
@@ -697,13 +697,13 @@ static int sweep(struct store *s, int dfd, const char *where, json_t *marked, bo
 
         r = read_names(dfd, &names, &n);
         if (r < 0)
-                return km_error_set(err, r, "store gc: %s/%s", s->path, where);
+                return error_set(err, r, "store gc: %s/%s", s->path, where);
         for (size_t i = 0; i < n; i++) {
                 if (json_object_get(marked, names[i]) || (rootfs && rootfs_kept(s, names[i], keep)))
                         continue;
                 q = remove_tree(dfd, names[i], freed);
                 if (q < 0 && r == 0)
-                        r = km_error_set(err, q, "store gc: %s/%s/%s", s->path, where,
+                        r = error_set(err, q, "store gc: %s/%s/%s", s->path, where,
                                          str_printable(names[i], shown, sizeof(shown)));
         }
         km_strv_free(names);
@@ -717,15 +717,15 @@ int store_gc(struct store *s, char *const *keep_rootfs, uint64_t *ret_freed, str
 
         for (unsigned tries = 0; r >= 0 && flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0; tries++)
                 if (errno != EWOULDBLOCK)
-                        r = km_error_set(err, -errno, "store %s/lock", s->path);
+                        r = error_set(err, -errno, "store %s/lock", s->path);
                 else if (tries >= GC_LOCK_TRIES)
-                        r = km_error_set_plain(err, -EBUSY, "store %s: the store is in use", s->path);
+                        r = error_set_plain(err, -EBUSY, "store %s: the store is in use", s->path);
                 else
                         nanosleep(&(struct timespec){.tv_nsec = GC_LOCK_WAIT_NS}, NULL);
 
         marked = r < 0 ? NULL : json_object();
         if (r >= 0)
-                r = marked ? mark_refs(s, marked, err) : km_error_set(err, -ENOMEM, "store gc");
+                r = marked ? mark_refs(s, marked, err) : error_set(err, -ENOMEM, "store gc");
         if (r >= 0) {
                 /* Every sweep runs; the first error is the one reported. */
                 r = sweep(s, s->blobs_fd, "blobs/sha256", marked, false, NULL, &freed, err);
@@ -736,7 +736,7 @@ int store_gc(struct store *s, char *const *keep_rootfs, uint64_t *ret_freed, str
                 keep_first(&r, q);
                 q = clear_leftovers(s, &freed);
                 if (q < 0 && r >= 0)
-                        r = km_error_set(err, q, "store gc: %s/tmp", s->path);
+                        r = error_set(err, q, "store gc: %s/tmp", s->path);
         }
         /* Back to shared; a failed conversion has dropped the shared lock too (flock(2)). */
         (void)flock_wait(s->lock_fd, LOCK_SH);

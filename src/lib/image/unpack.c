@@ -126,7 +126,7 @@ static void made_clear(struct made_set *s) {
 /* ---- removing trees (and pruning under opaque markers) ---- */
 
 int unpack_open_file(int dirfd, const char *path) {
-        int r, fd = km_openat2(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+        int r, fd = sys_openat2(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
                                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 
         if (fd < 0)
@@ -141,7 +141,7 @@ int unpack_open_file(int dirfd, const char *path) {
 
 /* A child directory opened for reading: never through a symlink, never onto another mount. */
 static int open_child_dir(int dirfd, const char *name) {
-        return km_openat2(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+        return sys_openat2(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
 }
 
@@ -293,7 +293,7 @@ static int entry_error(struct unpack *u, int r, bool refusal, const char *fmt, .
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
-        return (refusal ? km_error_set_plain : km_error_set)(u->err, r, "layer: entry '%s': %s", u->shown, what);
+        return (refusal ? error_set_plain : error_set)(u->err, r, "layer: entry '%s': %s", u->shown, what);
 }
 #define entry_fail(u, r, ...) entry_error(u, r, false, __VA_ARGS__)
 #define entry_refuse(u, r, ...) entry_error(u, r, true, __VA_ARGS__)
@@ -338,7 +338,7 @@ static const char *split_path(const char *path, char *parent) {
 }
 
 static int open_in_root(struct unpack *u, const char *path, int flags) {
-        return km_openat2(u->root, *path ? path : ".", flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        return sys_openat2(u->root, *path ? path : ".", flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* Marks a directory this layer made, or already emptied of lower layers' entries. */
@@ -601,7 +601,7 @@ static int finish_dirs(struct unpack *u) {
                 if (pfd < 0 || fd < 0 || fstat(fd, &st) < 0 || st.st_dev != m->dev || st.st_ino != m->ino)
                         continue;
                 if (fchmod(fd, m->mode) < 0 || futimens(fd, m->times) < 0)
-                        return km_error_set(u->err, -errno, "layer: directory '%s': set mode and times", m->path);
+                        return error_set(u->err, -errno, "layer: directory '%s': set mode and times", m->path);
         }
         return 0;
 }
@@ -750,7 +750,7 @@ static int apply_entry(struct unpack *u, struct archive_entry *e) {
 static int archive_fail(struct unpack *u, struct archive *a, const char *what) {
         int r = sym_archive_errno(a) > 0 ? -sym_archive_errno(a) : -EBADMSG;
 
-        return km_error_set_plain(u->err, r, "layer: %s: %s", what, sym_archive_error_string(a) ?: "damaged archive");
+        return error_set_plain(u->err, r, "layer: %s: %s", what, sym_archive_error_string(a) ?: "damaged archive");
 }
 
 static int unpack_run(struct unpack *u, int layer_fd) {
@@ -760,16 +760,16 @@ static int unpack_run(struct unpack *u, int layer_fd) {
 
         probe = open_in_root(u, "", O_PATH | O_DIRECTORY);
         if (probe == -ENOSYS)
-                return km_error_set_plain(u->err, probe, "layer: openat2() is missing (Linux 5.6 or later needed)");
+                return error_set_plain(u->err, probe, "layer: openat2() is missing (Linux 5.6 or later needed)");
         if (probe < 0)
-                return km_error_set(u->err, probe, "layer: root directory");
+                return error_set(u->err, probe, "layer: root directory");
         u->a = sym_archive_read_new();
         if (!u->a)
-                return km_error_set(u->err, -ENOMEM, "layer");
+                return error_set(u->err, -ENOMEM, "layer");
         /* ARCHIVE_WARN would mean an external gzip/zstd program: not from a privileged library. */
         if (sym_archive_read_support_filter_gzip(u->a) != ARCHIVE_OK ||
             sym_archive_read_support_filter_zstd(u->a) != ARCHIVE_OK)
-                return km_error_set_plain(u->err, -EOPNOTSUPP, "layer: libarchive lacks built-in gzip or zstd");
+                return error_set_plain(u->err, -EOPNOTSUPP, "layer: libarchive lacks built-in gzip or zstd");
         /* tar covers ustar, pax and GNU tar; "empty" accepts a zero-length layer. */
         if (sym_archive_read_support_format_tar(u->a) != ARCHIVE_OK ||
             sym_archive_read_support_format_empty(u->a) != ARCHIVE_OK)
@@ -808,7 +808,7 @@ int unpack_layer(int layer_fd, int root_fd, const struct unpack_limits *limits, 
         int r;
 
         if (dlopen_libarchive() < 0)
-                return km_error_set_plain(err, -EOPNOTSUPP, "layer: cannot load libarchive (libarchive.so.13)");
+                return error_set_plain(err, -EOPNOTSUPP, "layer: cannot load libarchive (libarchive.so.13)");
         /* A zero limit means its default. */
         u.lim.max_bytes = u.lim.max_bytes ?: DEFAULT_MAX_BYTES;
         u.lim.max_entries = u.lim.max_entries ?: DEFAULT_MAX_ENTRIES;

@@ -25,12 +25,12 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
         pid_t pid;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "%s: pipe", name);
+                return error_set(err, -errno, "%s: pipe", name);
         rd = fds[0];
         pid = fork();
         if (pid < 0) {
                 close(fds[1]);
-                return km_error_set(err, -errno, "%s: fork", name);
+                return error_set(err, -errno, "%s: fork", name);
         }
         if (pid == 0) {
                 /* The host's cgroup namespace, so that its hierarchy roots are reachable. */
@@ -44,7 +44,7 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
                 /* Without its own cgroups the mount still works; only the survival is lost: say so. */
                 _cleanup_close_ int root = cgroup_root_open(&a.err);
                 if (root < 0 || cgroup_enter(root, getpid(), group, &a.err) < 0)
-                        km_log(KM_LOG_WARNING, "%s: %s; its daemon stays in the caller's cgroup", name, a.err.message);
+                        log_msg(KM_LOG_WARNING, "%s: %s; its daemon stays in the caller's cgroup", name, a.err.message);
                 a.err = (struct km_error){ 0 };
                 a.r = fn(userdata, &a.excode, &a.err);
                 _exit(write(fds[1], &a, sizeof(a)) != sizeof(a));
@@ -53,7 +53,7 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (read(rd, &a, sizeof(a)) != sizeof(a))
-                return km_error_set(err, -EIO, "%s: the process in its own cgroup died", name);
+                return error_set(err, -EIO, "%s: the process in its own cgroup died", name);
         if (excode)
                 *excode = a.excode;
         if (err && a.r < 0)

@@ -29,12 +29,12 @@ static int open_namespaces(const char *path, int *ret_target, int *ret_self, str
 
         *ret_target = open(path, O_RDONLY | O_CLOEXEC);
         if (*ret_target < 0)
-                return km_error_set(err, -errno, "host mount namespace %s", path);
+                return error_set(err, -errno, "host mount namespace %s", path);
         *ret_self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (*ret_self < 0)
-                return km_error_set(err, -errno, "open /proc/thread-self/ns/mnt");
+                return error_set(err, -errno, "open /proc/thread-self/ns/mnt");
         r = same_ns(*ret_target, *ret_self);
-        return r < 0 ? km_error_set(err, r, "host mount namespace %s", path) : r;
+        return r < 0 ? error_set(err, r, "host mount namespace %s", path) : r;
 }
 
 KM_EXPORT int km_hostns_is_current(const char *ns_path, struct km_error *err) {
@@ -53,7 +53,7 @@ KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struc
         int r, back;
 
         if (stranded)
-                return km_error_set_plain(err, -EIO, "this thread could not return from a host mount namespace earlier");
+                return error_set_plain(err, -EIO, "this thread could not return from a host mount namespace earlier");
         r = open_namespaces(path, &target, &self, err);
         if (r < 0)
                 return r;
@@ -63,11 +63,11 @@ KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struc
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0 || cwd < 0)
-                return km_error_set(err, -errno, "save root and working directory");
+                return error_set(err, -errno, "save root and working directory");
         if (unshare(CLONE_FS) < 0)
-                return km_error_set(err, -errno, "unshare(CLONE_FS)");
+                return error_set(err, -errno, "unshare(CLONE_FS)");
         if (setns(target, CLONE_NEWNS) < 0)
-                return km_error_set(err, -errno, "enter host mount namespace %s", path);
+                return error_set(err, -errno, "enter host mount namespace %s", path);
 
         r = fn(userdata, err);
 
@@ -77,7 +77,7 @@ KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struc
         if (back < 0) {
                 /* The thread is still in the host namespace: the caller must stop using it. */
                 stranded = true;
-                return km_error_set(err, back, "return from host mount namespace %s", path);
+                return error_set(err, back, "return from host mount namespace %s", path);
         }
         return r;
 }

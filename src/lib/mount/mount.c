@@ -128,20 +128,20 @@ static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
         char shown[256];
 
         if (!s->target)
-                return km_error_set(err, -EINVAL, "mount: no target given");
+                return error_set(err, -EINVAL, "mount: no target given");
         if (argument_validate("target", s->target, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: target '%s' %s", str_printable(s->target, shown, sizeof(shown)),
+                return error_set(err, -EINVAL, "mount: target '%s' %s", str_printable(s->target, shown, sizeof(shown)),
                                     why);
         if (s->source && argument_validate("source", s->source, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: source '%s' %s", str_printable(s->source, shown, sizeof(shown)),
+                return error_set(err, -EINVAL, "mount: source '%s' %s", str_printable(s->source, shown, sizeof(shown)),
                                     why);
         if (s->fstype && fstype_validate(s->fstype, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: type '%s' %s", str_printable(s->fstype, shown, sizeof(shown)),
+                return error_set(err, -EINVAL, "mount: type '%s' %s", str_printable(s->fstype, shown, sizeof(shown)),
                                     why);
         if (options_validate(s->options, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: %s: options %s", s->target, why);
+                return error_set(err, -EINVAL, "mount: %s: options %s", s->target, why);
         if (options_validate(s->sensitive, &why) < 0)
-                return km_error_set(err, -EINVAL, "mount: %s: sensitive options %s", s->target, why);
+                return error_set(err, -EINVAL, "mount: %s: sensitive options %s", s->target, why);
         return 0;
 }
 
@@ -188,7 +188,7 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
         r = m && km_mount_source(m) && streq(km_mount_source(m), s->source) &&
             (!s->fstype || streq(km_mount_fstype(m), s->fstype));
         km_mount_table_free(t);
-        return r ? km_error_set(err, -EBUSY, "mount: %s on %s: already mounted", s->source, s->target) : 0;
+        return r ? error_set(err, -EBUSY, "mount: %s on %s: already mounted", s->source, s->target) : 0;
 }
 
 /*
@@ -208,11 +208,11 @@ static int open_confined(const struct km_mount_spec *s, const char *path, const 
         if (fd >= 0)
                 return fd;
         if (why)
-                return km_error_set_plain(err, fd, "mount: %s: %s %s: '%s' %s %s", s->target, what, path, component,
+                return error_set_plain(err, fd, "mount: %s: %s %s: '%s' %s %s", s->target, what, path, component,
                                           why, s->confine);
         if (fd == -ENOENT)
-                return km_error_set_plain(err, fd, "mount: %s: %s %s does not exist", s->target, what, path);
-        return km_error_set(err, fd, "mount: %s: %s %s", s->target, what, path);
+                return error_set_plain(err, fd, "mount: %s: %s %s does not exist", s->target, what, path);
+        return error_set(err, fd, "mount: %s: %s %s", s->target, what, path);
 }
 
 /*
@@ -232,7 +232,7 @@ static int open_target(const struct km_mount_spec *s, struct resolved *where, bo
         if (fd < 0 || !s->confine_required || where->inside)
                 return TAKE_FD(fd);
         *ret_usage = true;
-        return km_error_set_plain(err, -EPERM,
+        return error_set_plain(err, -EPERM,
                                   "mount: %s: outside the kubelet dir %s, the default, so not confined; name the "
                                   "kubelet's root dir (kubemount --kubelet-dir=DIR or KUBEMOUNT_KUBELET_DIR=DIR)",
                                   s->target, s->confine);
@@ -243,7 +243,7 @@ static int open_bind_source(const struct km_mount_spec *s, struct km_error *err)
         _cleanup_free_ char *abs = path_absolute(s->source);
 
         if (!abs)
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
         return open_confined(s, abs, "bind source", NULL, err);
 }
 
@@ -397,7 +397,7 @@ static int undo_strays(const struct km_mount_spec *s, const struct table_index *
                         continue;
                 closep(&root); /* it would keep the mount busy */
                 if (umount_at(parent, name, MNT_DETACH) == 0) {
-                        km_log(KM_LOG_WARNING, "mount %s: undid the mount that landed on %s", s->target,
+                        log_msg(KM_LOG_WARNING, "mount %s: undid the mount that landed on %s", s->target,
                                km_mount_target(m));
                         undone++;
                 } else if (!*ret_left)
@@ -435,17 +435,17 @@ static int verify_landed(const struct km_mount_spec *s, int target_fd, const str
                         closep(&top);
                         (void)umount_at(where->parent_fd, where->name, MNT_DETACH);
                 }
-                return km_error_set(err, r, "mount: %s: cannot check where the mount landed; undone", s->target);
+                return error_set(err, r, "mount: %s: cannot check where the mount landed; undone", s->target);
         }
         if (landed_on_target(target_fd, where, &index, after))
                 return 0;
         r = undo_strays(s, &index, after, source_fd, &left);
         if (left)
-                return km_error_set_plain(err, -EXDEV,
+                return error_set_plain(err, -EXDEV,
                                           "mount: %s: the path changed while mounting; the mount that landed on %s "
                                           "could not be undone",
                                           s->target, left);
-        return km_error_set_plain(err, -EXDEV, "mount: %s: the path changed while mounting; %s", s->target,
+        return error_set_plain(err, -EXDEV, "mount: %s: the path changed while mounting; %s", s->target,
                                   r > 0 ? "the mount was undone" : "no mount of it was found");
 }
 
@@ -454,7 +454,7 @@ static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *
         bool usage;
         int r;
 
-        km_log(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
+        log_msg(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
         r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, &usage, err);
         *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
         return r;
@@ -480,7 +480,7 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
         bool bind = c->bind && !options_has(options, "remount"), by_path;
 
         if (!(cxt = sym_mnt_new_context()))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
 
         /*
          * The kernel mounts on the held fd.  A helper gets the checked path
@@ -498,7 +498,7 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
         by_path = !streq(fd_path, held) && !(s->flags & KM_MOUNT_FAKE);
         if (by_path) {
                 if (c->where->parent_fd < 0)
-                        return km_error_set_plain(err, -EINVAL, "mount: %s: a target ending in '..' is not mounted on",
+                        return error_set_plain(err, -EINVAL, "mount: %s: a target ending in '..' is not mounted on",
                                                   s->target);
                 r = km_mount_table_load(NULL, &before, err);
                 if (r < 0)
@@ -509,7 +509,7 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
         if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
             (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
             (*options && sym_mnt_context_set_options(cxt, options) < 0))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
         sym_mnt_context_disable_mtab(cxt, 1);
         /* The target was resolved by open_target(): never again through links. */
         sym_mnt_context_disable_canonicalize(cxt, 1);
@@ -581,15 +581,15 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         *excode = MNT_EX_SYSERR;
         options = strjoin_opts(s->options, s->sensitive);
         if (!options)
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_BIND) && !(options = strjoin_opts(TAKE_PTR(options), "bind")))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_RBIND) && !(options = strjoin_opts(TAKE_PTR(options), "rbind")))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_READ_ONLY) && !(options = strjoin_opts(TAKE_PTR(options), "ro")))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
         if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
-                return km_error_set(err, -ENOMEM, "mount: %s", s->target);
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
 
         /* The new mount API where it takes the request; libmount for the rest. */
         r = -ENOSYS;
@@ -620,7 +620,7 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
         }
 
         if (dlopen_libmount() < 0)
-                return km_error_set(err, -EOPNOTSUPP, "mount: %s: cannot load libmount", s->target);
+                return error_set(err, -EOPNOTSUPP, "mount: %s: cannot load libmount", s->target);
         struct libmount_call call = { s, options, target_fd, source_fd, &where, bind };
         /* A helper that leaves a daemon (FUSE) runs in cgroups of its own: it must outlive the caller's. */
         if (mount_spec_may_start_daemon(s) && may_use_helper(s) && !(s->flags & KM_MOUNT_FAKE))

@@ -32,13 +32,13 @@ KM_EXPORT bool km_error_is_corrupted_mount(int r) {
 int fd_mount_id(int fd, unsigned *ret) {
         struct statx stx;
 
-        if (km_feature(KM_FEATURE_STATX_MNT) &&
+        if (feature_available(KM_FEATURE_STATX_MNT) &&
             statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
             (stx.stx_mask & STATX_MNT_ID)) {
                 *ret = (unsigned)stx.stx_mnt_id;
                 return 0;
         }
-        return km_fdinfo_mnt_id(fd, ret);
+        return fdinfo_mnt_id(fd, ret);
 }
 
 /* The directory that holds the non-directory open at fd (which has no ".."). */
@@ -75,7 +75,7 @@ static int is_mount_point_fallback(const char *path) {
         if (fd < 0)
                 return -errno;
         /* Ask the filesystem: a dead FUSE daemon answers ENOTCONN, its attribute cache would not. */
-        r = km_fstat_sync(fd, AT_STATX_FORCE_SYNC, &st);
+        r = fstat_sync(fd, AT_STATX_FORCE_SYNC, &st);
         if (r < 0)
                 return r;
         /* Files can be mount points too (bind-mounted subPath files, /etc/hostname). */
@@ -92,7 +92,7 @@ static int is_mount_point_fallback(const char *path) {
                 return -errno;
         if (st.st_dev == pst.st_dev && st.st_ino == pst.st_ino)
                 return 1; /* the root directory */
-        if (km_fdinfo_mnt_id(fd, &id) < 0 || km_fdinfo_mnt_id(parent, &pid) < 0)
+        if (fdinfo_mnt_id(fd, &id) < 0 || fdinfo_mnt_id(parent, &pid) < 0)
                 return st.st_dev != pst.st_dev; /* no /proc: bind mounts go unseen */
         return id != pid;
 }
@@ -102,35 +102,35 @@ KM_EXPORT int km_is_mount_point(const char *path, struct km_error *err) {
         int r;
 
         if (!path || !*path)
-                return km_error_set(err, -EINVAL, "empty path");
-        if (km_feature(KM_FEATURE_STATX_MNT)) {
+                return error_set(err, -EINVAL, "empty path");
+        if (feature_available(KM_FEATURE_STATX_MNT)) {
                 if (statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) < 0) {
                         r = -errno;
                         if (km_error_is_corrupted_mount(r))
-                                return km_error_set(err, r, "%s: corrupted mount", path);
-                        return km_error_set(err, r, "%s", path);
+                                return error_set(err, r, "%s: corrupted mount", path);
+                        return error_set(err, r, "%s", path);
                 }
                 if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
                         return !!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
         }
         r = is_mount_point_fallback(path);
         if (r < 0)
-                return km_error_set(err, r, km_error_is_corrupted_mount(r) ? "%s: corrupted mount" : "%s", path);
+                return error_set(err, r, km_error_is_corrupted_mount(r) ? "%s: corrupted mount" : "%s", path);
         return r;
 }
 
 static int info_from_statmount(const char *path, struct km_mount_info *ret) {
-        _cleanup_free_ struct km_statmount *sm = NULL;
+        _cleanup_free_ struct sys_statmount *sm = NULL;
         struct statx stx;
         int r;
 
-        if (!km_feature(KM_FEATURE_STATX_MNT))
+        if (!feature_available(KM_FEATURE_STATX_MNT))
                 return -ENOSYS;
         if (statx(AT_FDCWD, path, 0, STATX_TYPE | STATX_MNT_ID_UNIQUE, &stx) < 0)
                 return -errno;
         if (!(stx.stx_mask & STATX_MNT_ID_UNIQUE))
                 return -ENOSYS;
-        r = km_statmount(stx.stx_mnt_id, KM_STATMOUNT_MNT_BASIC | KM_STATMOUNT_MNT_POINT, &sm);
+        r = sys_statmount(stx.stx_mnt_id, KM_STATMOUNT_MNT_BASIC | KM_STATMOUNT_MNT_POINT, &sm);
         if (r < 0)
                 return r;
         if (!(sm->mask & KM_STATMOUNT_MNT_POINT))
@@ -152,7 +152,7 @@ static int info_from_mountinfo(const char *path, struct km_mount_info *ret, stru
         fd = open(path, O_PATH | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = km_fdinfo_mnt_id(fd, &id);
+        r = fdinfo_mnt_id(fd, &id);
         if (r < 0)
                 return r;
         r = km_mount_table_load(NULL, &t, err);
@@ -187,6 +187,6 @@ KM_EXPORT int km_mount_info_of(const char *path, struct km_mount_info *ret, stru
         if (r == -ENOSYS || r == -EINVAL || r == -EOPNOTSUPP)
                 r = info_from_mountinfo(path, ret, err);
         if (r < 0)
-                return km_error_set(err, r, "mount holding %s", path);
+                return error_set(err, r, "mount holding %s", path);
         return 0;
 }

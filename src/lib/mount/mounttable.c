@@ -43,28 +43,28 @@ KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table *
         int r;
 
         if (dlopen_libmount() < 0)
-                return km_error_set(err, -EOPNOTSUPP, "mount table %s: cannot load libmount", path);
+                return error_set(err, -EOPNOTSUPP, "mount table %s: cannot load libmount", path);
         t = calloc(1, sizeof(*t));
         if (!t || !(t->tb = sym_mnt_new_table()) || !(it = sym_mnt_new_iter(MNT_ITER_FORWARD)))
-                return km_error_set(err, -ENOMEM, "mount table %s", path);
+                return error_set(err, -ENOMEM, "mount table %s", path);
         sym_mnt_table_set_userdata(t->tb, t);
         sym_mnt_table_set_parser_errcb(t->tb, parser_errcb);
         r = sym_mnt_table_parse_file(t->tb, path);
         if (t->bad_line)
-                return km_error_set(err, -EBADMSG, "mount table %s: line %d is malformed", path, t->bad_line);
+                return error_set(err, -EBADMSG, "mount table %s: line %d is malformed", path, t->bad_line);
         if (r < 0)
-                return km_error_set(err, r, "mount table %s", path);
+                return error_set(err, r, "mount table %s", path);
 
         t->n = sym_mnt_table_get_nents(t->tb);
         if (t->n == 0) /* every mount namespace has a root: an empty file is not a mount table */
-                return km_error_set(err, -EBADMSG, "mount table %s: no mounts in it", path);
+                return error_set(err, -EBADMSG, "mount table %s: no mounts in it", path);
         t->fs = calloc(t->n, sizeof(*t->fs));
         if (!t->fs)
-                return km_error_set(err, -ENOMEM, "mount table %s", path);
+                return error_set(err, -ENOMEM, "mount table %s", path);
         while (i < t->n && sym_mnt_table_next_fs(t->tb, it, &fs) == 0) {
                 /* libmount guesses the format from the first line; fstab or utab lines have no root. */
                 if (!sym_mnt_fs_get_root(fs))
-                        return km_error_set(err, -EBADMSG, "mount table %s: entry %zu is not in mountinfo format",
+                        return error_set(err, -EBADMSG, "mount table %s: entry %zu is not in mountinfo format",
                                             path, i + 1);
                 t->fs[i++] = fs;
         }
@@ -208,14 +208,14 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
 
         *ret = NULL;
         if (!path || path[0] != '/')
-                return km_error_set(err, -EINVAL, "refs %s: not an absolute path", path ? path : "");
+                return error_set(err, -EINVAL, "refs %s: not an absolute path", path ? path : "");
         for (size_t i = t->n; i > 0 && !self; i--) {
                 target = sym_mnt_fs_get_target(t->fs[i - 1]);
                 if (target && path_is_below(path, target))
                         self = t->fs[i - 1];
         }
         if (!self || !(root = sym_mnt_fs_get_root(self)))
-                return km_error_set_plain(err, -ENOENT, "refs %s: no mount holds it", path);
+                return error_set_plain(err, -ENOENT, "refs %s: no mount holds it", path);
         /* What path_is_below matched: the target without its trailing slashes ("/" stays). */
         target = sym_mnt_fs_get_target(self);
         len = strlen(target);
@@ -223,12 +223,12 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
                 len--;
         rest = len == 1 ? path : path + len;
         if (asprintf(&root_path, "%s/%s", root, rest) < 0)
-                return km_error_set(err, -ENOMEM, "refs %s", path);
+                return error_set(err, -ENOMEM, "refs %s", path);
         path_simplify(root_path);
 
         refs = calloc(t->n + 1, sizeof(char *));
         if (!refs)
-                return km_error_set(err, -ENOMEM, "refs %s", path);
+                return error_set(err, -ENOMEM, "refs %s", path);
         dev = sym_mnt_fs_get_devno(self);
         for (size_t i = 0; i < t->n; i++) {
                 const char *r = sym_mnt_fs_get_root(t->fs[i]);
@@ -239,7 +239,7 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
                         continue;
                 if (!(refs[n++] = strdup(target))) {
                         km_strv_free(refs);
-                        return km_error_set(err, -ENOMEM, "refs %s", path);
+                        return error_set(err, -ENOMEM, "refs %s", path);
                 }
         }
         *ret = refs;

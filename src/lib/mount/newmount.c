@@ -83,25 +83,25 @@ int newmount_bind(int source_fd, const char *source, const char *options, bool r
                            (nsz == 5 && strncmp(n, "rbind", 5) == 0) || (nsz == 8 && strncmp(n, "defaults", 8) == 0)))
                         return -ENOSYS; /* remount, filesystem options: libmount knows */
         }
-        tree = km_open_tree(source_fd, "",
+        tree = sys_open_tree(source_fd, "",
                             AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
         if (tree == -ENOSYS)
                 return -ENOSYS;
         if (tree < 0)
-                return km_error_set(err, tree, "mount: %s: bind source %s", target, source);
+                return error_set(err, tree, "mount: %s: bind source %s", target, source);
         r = types_match(tree, target_fd);
         if (r < 0)
-                return km_error_set(err, r, "mount: %s: cannot bind %s onto it", target, source);
+                return error_set(err, r, "mount: %s: cannot bind %s onto it", target, source);
         if (attr.attr_set || attr.attr_clr) {
-                r = km_mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
+                r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
                 if (r == -ENOSYS)
                         return -ENOSYS;
                 if (r < 0)
-                        return km_error_set(err, r, "mount: %s: set flags of bind of %s", target, source);
+                        return error_set(err, r, "mount: %s: set flags of bind of %s", target, source);
         }
-        r = km_move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        r = sys_move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         if (r < 0)
-                return km_error_set(err, r, "mount: %s: attach bind of %s", target, source);
+                return error_set(err, r, "mount: %s: attach bind of %s", target, source);
         return 0;
 }
 
@@ -113,9 +113,9 @@ static int fs_error(int fsfd, int r, const char *target, struct km_error *err) {
         if (n > 2 && buf[1] == ' ') {
                 buf[n] = '\0';
                 buf[strcspn(buf, "\n")] = '\0';
-                return km_error_set_plain(err, r, "mount: %s: %s", target, buf + 2);
+                return error_set_plain(err, r, "mount: %s: %s", target, buf + 2);
         }
-        return km_error_set(err, r, "mount: %s", target);
+        return error_set(err, r, "mount: %s", target);
 }
 
 int newmount_fs(const char *fstype, const char *source, const char *options, int target_fd, const char *target,
@@ -131,25 +131,25 @@ int newmount_fs(const char *fstype, const char *source, const char *options, int
                 if (is_libmount_only(n, nsz) || (v && memchr(v, '"', vsz)))
                         return -ENOSYS; /* quoted values are libmount's to unquote */
         if (fstat(target_fd, &st) < 0)
-                return km_error_set(err, -errno, "mount: %s", target);
+                return error_set(err, -errno, "mount: %s", target);
         if (!S_ISDIR(st.st_mode))
-                return km_error_set_plain(err, -ENOTDIR, "mount: %s: not a directory", target);
+                return error_set_plain(err, -ENOTDIR, "mount: %s: not a directory", target);
 
-        fsfd = km_fsopen(fstype, FSOPEN_CLOEXEC);
+        fsfd = sys_fsopen(fstype, FSOPEN_CLOEXEC);
         if (fsfd == -ENOSYS)
                 return -ENOSYS;
         if (fsfd == -ENODEV)
-                return km_error_set_plain(err, fsfd, "mount: %s: unknown filesystem type '%s'.", target, fstype);
+                return error_set_plain(err, fsfd, "mount: %s: unknown filesystem type '%s'.", target, fstype);
         if (fsfd < 0)
-                return km_error_set(err, fsfd, "mount: %s: %s", target, fstype);
-        if (source && (r = km_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source)) < 0)
+                return error_set(err, fsfd, "mount: %s: %s", target, fstype);
+        if (source && (r = sys_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source)) < 0)
                 return fs_error(fsfd, r, target, err);
 
         for (p = options; options_next(&p, &n, &nsz, &v, &vsz) == 0;) {
                 char key[256], value[4096];
 
                 if (nsz >= sizeof(key) || vsz >= sizeof(value))
-                        return km_error_set_plain(err, -EINVAL, "mount: %s: option too long", target);
+                        return error_set_plain(err, -EINVAL, "mount: %s: option too long", target);
                 snprintf(key, sizeof(key), "%.*s", (int)nsz, n);
                 if (!v && streq(key, "defaults"))
                         continue;
@@ -157,21 +157,21 @@ int newmount_fs(const char *fstype, const char *source, const char *options, int
                         continue; /* ro/rw: read-only superblock too, as mount(2) makes it */
                 if (v)
                         snprintf(value, sizeof(value), "%.*s", (int)vsz, v);
-                r = km_fsconfig(fsfd, v ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, v ? value : NULL);
+                r = sys_fsconfig(fsfd, v ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, v ? value : NULL);
                 explicit_bzero(value, sizeof(value));
                 if (r < 0)
                         return fs_error(fsfd, r, target, err);
         }
-        r = km_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL);
+        r = sys_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL);
         if (r < 0)
                 return fs_error(fsfd, r, target, err);
-        mnt = km_fsmount(fsfd, FSMOUNT_CLOEXEC, attr.attr_set);
+        mnt = sys_fsmount(fsfd, FSMOUNT_CLOEXEC, attr.attr_set);
         if (mnt == -EINVAL && (attr.attr_set & MOUNT_ATTR_NOSYMFOLLOW))
                 return -ENOSYS; /* nosymfollow is 5.10: libmount knows the older ways */
         if (mnt < 0)
                 return fs_error(fsfd, mnt, target, err);
-        r = km_move_mount(mnt, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        r = sys_move_mount(mnt, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         if (r < 0)
-                return km_error_set(err, r, "mount: %s", target);
+                return error_set(err, r, "mount: %s", target);
         return 0;
 }

@@ -34,15 +34,15 @@ int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind,
         char path[64];
         int r;
 
-        r = km_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
+        r = sys_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
         if (r == -ENOSYS || r == -EINVAL) {
                 /* No mount_setattr (before 5.12), or disabled: mount(2) through the fd's magic link. */
                 snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
                 r = mount(NULL, path, NULL, kind_to_ms(kind) | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
         }
         if (r < 0)
-                return km_error_set(err, r, "make %s %s", kind_name(kind, recursive), shown);
-        km_log(KM_LOG_INFO, "made %s %s", shown, kind_name(kind, recursive));
+                return error_set(err, r, "make %s %s", kind_name(kind, recursive), shown);
+        log_msg(KM_LOG_INFO, "made %s %s", shown, kind_name(kind, recursive));
         return 0;
 }
 
@@ -51,7 +51,7 @@ KM_EXPORT int km_propagation_set(const char *path, enum km_propagation_kind kind
         _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
 
         if (fd < 0)
-                return km_error_set(err, -errno, "make %s %s", kind_name(kind, recursive), path);
+                return error_set(err, -errno, "make %s %s", kind_name(kind, recursive), path);
         return propagation_set_fd(fd, path, kind, recursive, err);
 }
 
@@ -63,13 +63,13 @@ KM_EXPORT int km_ensure_shared(const char *path, struct km_error *err) {
         if (r < 0)
                 return r;
         if (info.propagation & KM_PROPAGATION_SHARED) {
-                km_log(KM_LOG_DEBUG, "%s is on shared mount %s, nothing to do", path, info.target);
+                log_msg(KM_LOG_DEBUG, "%s is on shared mount %s, nothing to do", path, info.target);
                 return 0;
         }
         if (!info.is_mount_point) {
                 if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        return km_error_set(err, -errno, "bind %s onto itself", path);
-                km_log(KM_LOG_INFO, "bound %s onto itself", path);
+                        return error_set(err, -errno, "bind %s onto itself", path);
+                log_msg(KM_LOG_INFO, "bound %s onto itself", path);
         }
         r = km_propagation_set(path, KM_MAKE_SHARED, true, err);
         return r < 0 ? r : 1;

@@ -18,7 +18,7 @@
  * Cached attributes only: a dead FUSE daemon or a hung NFS server can neither
  * fail nor block the walk (a corrupted mount must stay reachable for umount).
  */
-#define stat_cached(fd, st) km_fstat_sync(fd, AT_STATX_DONT_SYNC, st)
+#define stat_cached(fd, st) fstat_sync(fd, AT_STATX_DONT_SYNC, st)
 
 /* The walk (re)starts at "/". */
 static int open_root(int *ret_fd, struct stat *ret_st) {
@@ -201,8 +201,8 @@ int resolve_beneath(int dirfd, const char *rel) {
         if (rel[0] == '/')
                 return -EXDEV;
         /* Kernels without the mount API (KUBEMOUNT_COMPAT=no-mount-api) have no openat2 either. */
-        if (km_feature(KM_FEATURE_MOUNT_API)) {
-                fd = km_openat2(dirfd, *rel ? rel : ".", how.flags, how.resolve);
+        if (feature_available(KM_FEATURE_MOUNT_API)) {
+                fd = sys_openat2(dirfd, *rel ? rel : ".", how.flags, how.resolve);
                 if (fd >= 0 || (fd != -ENOSYS && fd != -E2BIG && fd != -EPERM))
                         return fd;
         }

@@ -91,7 +91,7 @@ static int umount_victim(const struct tree *tree, const struct victim *v, int di
                         if (parent == -ENOENT)
                                 return parent;
                         if (parent < 0)
-                                return km_error_set(err, parent, "umount: %s: no longer reachable below the target",
+                                return error_set(err, parent, "umount: %s: no longer reachable below the target",
                                                     v->target);
                         dir_fd = parent;
                 }
@@ -100,7 +100,7 @@ static int umount_victim(const struct tree *tree, const struct victim *v, int di
         }
         r = mount_id_at(t.parent_fd, t.name, &id);
         if (r < 0)
-                return r == -ENOENT ? r : km_error_set(err, r, "umount: %s", v->target);
+                return r == -ENOENT ? r : error_set(err, r, "umount: %s", v->target);
         if (!bsearch(&id, tree->ids, tree->n_ids, sizeof(*tree->ids), id_cmp))
                 return -ENOENT; /* gone (a peer's propagation took it); what is there now is not the tree's */
         if (timeout_ms > 0) {
@@ -208,7 +208,7 @@ static void umount_level(struct level *l, unsigned flags) {
 
         if (!runs) {
                 l->r = -ENOMEM;
-                km_error_set(&l->err, -ENOMEM, "umount -R");
+                error_set(&l->err, -ENOMEM, "umount -R");
                 return;
         }
         for (size_t i = 0; i < l->n; i++)
@@ -377,36 +377,36 @@ int umount_recursive(const char *shown, int *root_fd, const struct resolved *whe
         /* The target's mount and path as the kernel knows them: no path is resolved again. */
         r = fd_mount_id(*root_fd, &root_id);
         if (r < 0)
-                return km_error_set(err, r, "umount -R %s: mount ID", shown);
+                return error_set(err, r, "umount -R %s: mount ID", shown);
         /* A mount point: its mount is not the one of the directory it was found in. */
         if (where->parent_fd >= 0) {
                 r = fd_mount_id(where->parent_fd, &parent_id);
                 if (r < 0)
-                        return km_error_set(err, r, "umount -R %s: mount ID", shown);
+                        return error_set(err, r, "umount -R %s: mount ID", shown);
                 is_root = parent_id != root_id;
         }
         r = table_with_path(*root_fd, &t, root_path, sizeof(root_path), err);
         if (r == -EAGAIN)
-                return km_error_set_plain(err, r, "umount: %s: its path keeps changing; not unmounted", shown);
+                return error_set_plain(err, r, "umount: %s: its path keeps changing; not unmounted", shown);
         if (r < 0)
-                return km_error_set(err, r, "umount -R %s", shown);
+                return error_set(err, r, "umount -R %s", shown);
         if (root_path[0] != '/')
-                return km_error_set_plain(err, -ENOENT, "umount: %s: not reachable from this root", shown);
+                return error_set_plain(err, -ENOENT, "umount: %s: not reachable from this root", shown);
         v = calloc(km_mount_table_size(t) + 1, sizeof(*v));
         if (!v)
-                return km_error_set(err, -ENOMEM, "umount -R %s", shown);
+                return error_set(err, -ENOMEM, "umount -R %s", shown);
         r = select_victims(t, root_id, is_root, root_path, helpers, v, &n);
         if (r == -ESTALE)
-                return km_error_set_plain(err, r, "umount: %s: its mount is not in the mount table (unmounted meanwhile?)",
+                return error_set_plain(err, r, "umount: %s: its mount is not in the mount table (unmounted meanwhile?)",
                                           shown);
         if (r < 0)
-                return km_error_set(err, r, "umount -R %s", shown);
+                return error_set(err, r, "umount -R %s", shown);
         if (n == 0)
-                return km_error_set_plain(err, -EINVAL, "umount: %s: not mounted", shown);
+                return error_set_plain(err, -EINVAL, "umount: %s: not mounted", shown);
         qsort(v, n, sizeof(*v), victim_cmp);
         ids = calloc(n, sizeof(*ids));
         if (!ids)
-                return km_error_set(err, -ENOMEM, "umount -R %s", shown);
+                return error_set(err, -ENOMEM, "umount -R %s", shown);
         for (size_t i = 0; i < n; i++) {
                 ids[i] = v[i].id;
                 n_inner += !v[i].top; /* the mounts at the target itself are the shallowest: last */
@@ -451,7 +451,7 @@ int umount_recursive(const char *shown, int *root_fd, const struct resolved *whe
                         }
                         done += k == 0;
                 }
-        km_log(KM_LOG_INFO, "unmounted %zu of %zu mounts under %s", done, n, shown);
+        log_msg(KM_LOG_INFO, "unmounted %zu of %zu mounts under %s", done, n, shown);
         return r;
 }
 

@@ -86,16 +86,16 @@ static bool have_umount_helpers(void) {
  * hung NFS server.
  */
 static char *fstype_at(int dirfd, const char *name) {
-        _cleanup_free_ struct km_statmount *sm = NULL;
+        _cleanup_free_ struct sys_statmount *sm = NULL;
         struct statx stx;
 
-        if (!km_feature(KM_FEATURE_STATX_MNT) ||
+        if (!feature_available(KM_FEATURE_STATX_MNT) ||
             statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID_UNIQUE, &stx) < 0)
                 return NULL;
         if (!(stx.stx_mask & STATX_MNT_ID_UNIQUE) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
             !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
                 return NULL;
-        if (km_statmount(stx.stx_mnt_id, KM_STATMOUNT_FS_TYPE, &sm) < 0 || !(sm->mask & KM_STATMOUNT_FS_TYPE))
+        if (sys_statmount(stx.stx_mnt_id, KM_STATMOUNT_FS_TYPE, &sm) < 0 || !(sm->mask & KM_STATMOUNT_FS_TYPE))
                 return NULL;
         return strdup(sm->str + sm->fs_type);
 }
@@ -106,10 +106,10 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
         int rc;
 
         if (dlopen_libmount() < 0)
-                return km_error_set(err, -EOPNOTSUPP, "umount: %s: cannot load libmount", target);
+                return error_set(err, -EOPNOTSUPP, "umount: %s: cannot load libmount", target);
         cxt = sym_mnt_new_context();
         if (!cxt || sym_mnt_context_set_target(cxt, target) < 0)
-                return km_error_set(err, -ENOMEM, "umount: %s", target);
+                return error_set(err, -ENOMEM, "umount: %s", target);
         sym_mnt_context_disable_mtab(cxt, 1);
         if (mnt_flags & MNT_FORCE)
                 sym_mnt_context_enable_force(cxt, 1);
@@ -146,7 +146,7 @@ int mount_id_at(int parent_fd, const char *name, unsigned *ret_id) {
         if (!*name || streq(name, ".") || streq(name, "..") || strchr(name, '/'))
                 return -EINVAL;
         /* No fd to open and close (a shared fd table is a point of contention for the threads of umount -R). */
-        if (km_feature(KM_FEATURE_STATX_MNT)) {
+        if (feature_available(KM_FEATURE_STATX_MNT)) {
                 if (statx(parent_fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
                         return -errno;
                 if (stx.stx_mask & STATX_MNT_ID) {
@@ -210,9 +210,9 @@ int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char
 
         r = utarget_check(t);
         if (r == -ESTALE)
-                return km_error_set_plain(err, r, "umount: %s: another mount took its place; not unmounted", target);
+                return error_set_plain(err, r, "umount: %s: another mount took its place; not unmounted", target);
         if (r < 0)
-                return km_error_set(err, r, "umount: %s", target);
+                return error_set(err, r, "umount: %s", target);
         if (helpers) {
                 _cleanup_free_ char *type = fstype || mnt_flags ? NULL
                                             : t->parent_fd >= 0 ? fstype_at(t->parent_fd, t->name)
@@ -236,9 +236,9 @@ int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char
         r = t->parent_fd >= 0 ? umount_at(t->parent_fd, t->name, mnt_flags)
                               : umount2(target, mnt_flags | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
         if (r == -EINVAL)
-                return km_error_set_plain(err, r, "umount: %s: not mounted", target);
+                return error_set_plain(err, r, "umount: %s: not mounted", target);
         if (r < 0)
-                return km_error_set(err, r, "umount: %s", target);
+                return error_set(err, r, "umount: %s", target);
         return 0;
 }
 
@@ -258,12 +258,12 @@ static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helper
         pid_t pid, worker;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "umount: %s: pipe", target);
+                return error_set(err, -errno, "umount: %s: pipe", target);
         rd = fds[0];
         pid = fork();
         if (pid < 0) {
                 close(fds[1]);
-                return km_error_set(err, -errno, "umount: %s: fork", target);
+                return error_set(err, -errno, "umount: %s: fork", target);
         }
         if (pid == 0) {
                 /* Only the worker writes: its pid, then its answer. */
@@ -281,7 +281,7 @@ static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helper
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (read(rd, &worker, sizeof(worker)) != sizeof(worker))
-                return km_error_set(err, -ECHILD, "umount: %s: worker did not start", target);
+                return error_set(err, -ECHILD, "umount: %s: worker did not start", target);
         worker_fd = (int)syscall(SYS_pidfd_open, worker, 0); /* to signal it safely later */
 
         p = (struct pollfd){ .fd = rd, .events = POLLIN };
@@ -289,18 +289,18 @@ static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helper
         if (r == 0) {
                 if (worker_fd >= 0)
                         syscall(SYS_pidfd_send_signal, worker_fd, SIGKILL, NULL, 0);
-                return km_error_set(err, -ETIMEDOUT, "umount: %s: no answer after %d ms", target, timeout_ms);
+                return error_set(err, -ETIMEDOUT, "umount: %s: no answer after %d ms", target, timeout_ms);
         }
         if (r < 0 || read(rd, &answer, sizeof(answer)) != sizeof(answer) || answer > 0)
-                return km_error_set(err, -EIO, "umount: %s: worker died", target);
+                return error_set(err, -EIO, "umount: %s: worker died", target);
         if (answer == 0)
                 return 0;
         if (answer == -EINVAL)
-                return km_error_set_plain(err, answer, "umount: %s: not mounted", target);
+                return error_set_plain(err, answer, "umount: %s: not mounted", target);
         if (answer == -ESTALE)
-                return km_error_set_plain(err, answer, "umount: %s: another mount took its place; not unmounted",
+                return error_set_plain(err, answer, "umount: %s: another mount took its place; not unmounted",
                                           target);
-        return km_error_set(err, answer, "umount: %s", target);
+        return error_set(err, answer, "umount: %s", target);
 }
 
 int umount_escalating(const struct utarget *t, unsigned flags, int timeout_ms, bool helpers,
@@ -317,13 +317,13 @@ int umount_escalating(const struct utarget *t, unsigned flags, int timeout_ms, b
                 r = umount_once_timed(t, 0, helpers, fstype, timeout_ms, err);
                 if (r != -ETIMEDOUT && r != -EBUSY)
                         return r;
-                km_log(KM_LOG_WARNING, "umount %s: %s, retrying with force", target,
+                log_msg(KM_LOG_WARNING, "umount %s: %s, retrying with force", target,
                        r == -EBUSY ? "busy" : "timed out");
         }
         r = umount_once_timed(t, MNT_FORCE, helpers, fstype, timeout_ms, err);
         if (r != -ETIMEDOUT && r != -EBUSY)
                 return r;
-        km_log(KM_LOG_WARNING, "umount %s: forced unmount %s, detaching lazily", target,
+        log_msg(KM_LOG_WARNING, "umount %s: forced unmount %s, detaching lazily", target,
                r == -EBUSY ? "busy" : "timed out");
         return umount_once(t, MNT_DETACH, false, NULL, err);
 }
@@ -341,10 +341,10 @@ static int open_target(const char *target, const char *confine, struct resolved 
         if (fd >= 0)
                 return fd;
         if (why)
-                return km_error_set_plain(err, fd, "umount: %s: '%s' %s %s", target, component, why, confine);
+                return error_set_plain(err, fd, "umount: %s: '%s' %s %s", target, component, why, confine);
         if (fd == -ENOENT)
-                return km_error_set_plain(err, fd, "umount: %s: not mounted", target);
-        return km_error_set(err, fd, "umount: %s", target);
+                return error_set_plain(err, fd, "umount: %s: not mounted", target);
+        return error_set(err, fd, "umount: %s", target);
 }
 
 KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
@@ -360,9 +360,9 @@ KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags,
                 excode = &dummy;
         *excode = MNT_EX_USAGE;
         if (argument_validate("target", target, &why) < 0)
-                return km_error_set(err, -EINVAL, "umount: target '%s' %s", target ? target : "", why);
+                return error_set(err, -EINVAL, "umount: target '%s' %s", target ? target : "", why);
         if (!(abs = path_absolute(target)))
-                return km_error_set(err, -ENOMEM, "umount: %s", target);
+                return error_set(err, -ENOMEM, "umount: %s", target);
         target = abs;
         *excode = MNT_EX_FAIL;
         fd = open_target(target, confine, &where, err);
@@ -371,14 +371,14 @@ KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags,
         /* A default kubelet dir nobody named: a target outside it would not be confined (fail closed). */
         if ((flags & KM_UMOUNT_CONFINE_REQUIRED) && !where.inside) {
                 *excode = MNT_EX_USAGE;
-                return km_error_set_plain(err, -EPERM,
+                return error_set_plain(err, -EPERM,
                                           "umount: %s: outside the kubelet dir %s, the default, so not confined; "
                                           "name the kubelet's root dir (kubemount --kubelet-dir=DIR or "
                                           "KUBEMOUNT_KUBELET_DIR=DIR)",
                                           target, confine ? confine : "(none)");
         }
         if (where.parent_fd < 0 && !streq(target, "/"))
-                return km_error_set_plain(err, -EINVAL, "umount: %s: a target ending in '..' is not unmounted", target);
+                return error_set_plain(err, -EINVAL, "umount: %s: a target ending in '..' is not unmounted", target);
         helpers = have_umount_helpers();
         if (flags & KM_UMOUNT_RECURSIVE)
                 r = umount_recursive(target, &fd, &where, flags, timeout_ms, helpers, err);
@@ -387,13 +387,13 @@ KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags,
                 r = fd_mount_id(fd, &id);
                 closep(&fd); /* it would keep the mount busy */
                 if (r < 0)
-                        return km_error_set(err, r, "umount: %s: mount ID", target);
+                        return error_set(err, r, "umount: %s: mount ID", target);
                 struct utarget t = { target, where.parent_fd, where.name, id };
                 r = umount_escalating(&t, flags, timeout_ms, helpers, NULL, err);
         }
         *excode = r == 0 ? MNT_EX_SUCCESS : r == -ENOMEM ? MNT_EX_SYSERR : MNT_EX_FAIL;
         if (r == 0)
-                km_log(KM_LOG_INFO, "unmounted %s", target);
+                log_msg(KM_LOG_INFO, "unmounted %s", target);
         return r;
 }
 

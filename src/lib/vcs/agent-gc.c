@@ -208,7 +208,7 @@ static void gc_dead_mounts(const char *dir, json_t *actions) {
                 };
                 n++;
         }
-        (void)km_feature(0); /* loaded once, before the threads */
+        (void)feature_available(0); /* loaded once, before the threads */
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         probe_round(probes, n, report, &attr);
@@ -296,7 +296,7 @@ int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err) {
         /* The mounts: a stopped FUSE daemon would block us, so a worker looks, and answers the client. */
         m = json_pack("{s:o, s:s}", "actions", actions, "kubelet_dir", kubelet_dir);
         if (!m)
-                return km_error_set(err, -ENOMEM, "gc");
+                return error_set(err, -ENOMEM, "gc");
         r = agent_worker_start(a, conn, m, GC_WORKER_TIMEOUT_MS, gc_mounts_work, gc_mounts_done, NULL, 0);
-        return r < 0 ? km_error_set(err, r, "gc: start the mount check") : 1;
+        return r < 0 ? error_set(err, r, "gc: start the mount check") : 1;
 }

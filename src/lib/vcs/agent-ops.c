@@ -53,7 +53,7 @@ static struct ctr *find_or_fail(struct agent *a, int conn, const char *name, str
         struct ctr *c = name ? agent_find(a, name) : NULL;
 
         if (!c)
-                km_error_set_plain(err, -ENOENT, "no such container: %s", name ? name : "(none)");
+                error_set_plain(err, -ENOENT, "no such container: %s", name ? name : "(none)");
         return c;
 }
 
@@ -99,7 +99,7 @@ static int refuse_terminals(const char *op, const int *fds, size_t n_fds, struct
 
         for (size_t i = 0; i < n_fds && i < ELEMENTSOF(names); i++)
                 if (fd_is_terminal(fds[i]))
-                        return km_error_set_plain(err, -EPERM,
+                        return error_set_plain(err, -EPERM,
                                                   "%s: the %s given is a terminal; a container never gets one of the "
                                                   "host (pass a pipe)",
                                                   op, names[i]);
@@ -121,9 +121,9 @@ static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_
         };
 
         if (!root || asprintf(&bundle, "%s/containers/%s", a->state_dir, c->name) < 0)
-                return km_error_set(err, -ENOMEM, "container %s", c->name);
+                return error_set(err, -ENOMEM, "container %s", c->name);
         if (mkdir(root, 0700) < 0 && errno != EEXIST)
-                return km_error_set(err, -errno, "runtime state %s", root);
+                return error_set(err, -errno, "runtime state %s", root);
         rq.root = root;
         rq.bundle = bundle;
         memcpy(rq.stdio, lrq->stdio, sizeof(rq.stdio));
@@ -148,17 +148,17 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 name = generated;
         }
         if (!state_name_is_valid(name))
-                return km_error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
         c = agent_find(a, name);
         if (c && c->pidfd >= 0)
-                return km_error_set_plain(err, -EEXIST, "container %s is running", name);
+                return error_set_plain(err, -EEXIST, "container %s is running", name);
         if (c) {
                 /* An exited one of that name (a retry after a crash): its state makes way. */
                 (void)state_container_remove(a->state_fd, name, NULL);
                 agent_ctr_forget(a, c);
         }
         if (!detach && n_fds != 3)
-                return km_error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+                return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
         if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
                 return r;
         r = spec_from_json(json_object_get(req, "config"), &spec, err);
@@ -191,7 +191,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                                      json_null(),
                              "rootfs", c->spec->root_path, "detached", detach);
         if (!c->state)
-                r = km_error_set(err, -ENOMEM, "container %s", name);
+                r = error_set(err, -ENOMEM, "container %s", name);
         else {
                 int devnull3[3] = { a->devnull, a->devnull, a->devnull };
                 struct launch_request rq = {
@@ -210,7 +210,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);
         }
         if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
-                km_error_set(err, r, "container %s: pidfd", name);
+                error_set(err, r, "container %s: pidfd", name);
                 (void)kill(pid, SIGKILL);
                 (void)waitpid(pid, NULL, 0);
         }
@@ -254,7 +254,7 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
         int r;
 
         if (!args || !args[0])
-                r = km_error_set_plain(err, -EINVAL, "exec: a command is needed");
+                r = error_set_plain(err, -EINVAL, "exec: a command is needed");
         else {
                 struct exec_request rq = {
                         .spec = c->spec,
@@ -281,7 +281,7 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
                         json_decref(m);
                 }
                 if (r >= 0 && (r = agent_job_add(a, pid, conn)) < 0)
-                        km_error_set(err, r, "exec in %s", c->name);
+                        error_set(err, r, "exec in %s", c->name);
         }
         km_strv_free(args);
         km_strv_free(env);
@@ -312,17 +312,17 @@ static int exec_pty_done(struct agent *a, int conn, json_t *ctx, json_t *answer,
         int r;
 
         if (!answer)
-                r = km_error_set_plain(&err, -ETIMEDOUT,
+                r = error_set_plain(&err, -ETIMEDOUT,
                                        "exec -t in %s: no terminal from its /dev/pts/ptmx in %d ms (a hung file "
                                        "system in the container?)",
                                        name, EXEC_PTY_TIMEOUT_MS);
         else if (json_object_get(answer, "error"))
-                r = km_error_set_plain(&err, (int)json_integer_value(json_object_get(answer, "code")) ?: -EIO,
+                r = error_set_plain(&err, (int)json_integer_value(json_object_get(answer, "code")) ?: -EIO,
                                        "exec -t in %s: %s", name, json_string_value(json_object_get(answer, "error")));
         else if (n_fds != 2)
-                r = km_error_set_plain(&err, -EPROTO, "exec -t in %s: no terminal from the worker", name);
+                r = error_set_plain(&err, -EPROTO, "exec -t in %s: no terminal from the worker", name);
         else if (!c || c->pidfd < 0 || !c->spec || c->pid != (pid_t)json_integer_value(json_object_get(ctx, "pid")))
-                r = km_error_set_plain(&err, -ESRCH, "container %s is not running", name);
+                r = error_set_plain(&err, -ESRCH, "container %s is not running", name);
         else {
                 int slave[3] = { fds[1], fds[1], fds[1] };
                 r = exec_start(a, conn, c, req, slave, fds[0], &err);
@@ -341,9 +341,9 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
         if (!c)
                 return err->code;
         if (c->pidfd < 0 || !c->spec)
-                return km_error_set_plain(err, -ESRCH, "container %s is not running", c->name);
+                return error_set_plain(err, -ESRCH, "container %s is not running", c->name);
         if (!tty && n_fds != 3)
-                return km_error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
+                return error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
         if (!tty) {
                 r = refuse_terminals("exec", fds, n_fds, err);
                 return r < 0 ? r : exec_start(a, conn, c, req, fds, -EBADF, err);
@@ -352,16 +352,16 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                 /* The runtime makes the command's terminal from one of the host's. */
                 r = tty_open_host(&master, &slave);
                 if (r < 0)
-                        return km_error_set(err, r, "exec -t in %s: /dev/ptmx", c->name);
+                        return error_set(err, r, "exec -t in %s: /dev/ptmx", c->name);
                 return exec_start(a, conn, c, req, (int[3]){ slave, slave, slave }, master, err);
         }
         /* Its /dev/pts is the container's to change, or to hang: a worker opens it (THREATS 30). */
         int keep[] = { a->proc_fd, c->pidfd };
         json_t *ctx = json_pack("{s:O, s:i, s:i}", "req", req, "pid", (int)c->pid, "pidfd", c->pidfd);
         if (!ctx)
-                return km_error_set(err, -ENOMEM, "exec in %s", c->name);
+                return error_set(err, -ENOMEM, "exec in %s", c->name);
         r = agent_worker_start(a, conn, ctx, EXEC_PTY_TIMEOUT_MS, exec_pty_work, exec_pty_done, keep, ELEMENTSOF(keep));
-        return r < 0 ? km_error_set(err, r, "exec -t in %s: start a worker", c->name) : 1;
+        return r < 0 ? error_set(err, r, "exec -t in %s: start a worker", c->name) : 1;
 }
 
 static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
@@ -405,7 +405,7 @@ static int op_stop(struct agent *a, int conn, json_t *req, struct km_error *err)
         agent_ctr_signal(c, SIGTERM);
         (void)agent_ctr_timer(a, c, t ? (int)json_integer_value(t) : STOP_TIMEOUT_MS);
         if (agent_add_waiter(c, conn) < 0)
-                return km_error_set_plain(err, -EBUSY, "container %s: too many waiting", c->name);
+                return error_set_plain(err, -EBUSY, "container %s: too many waiting", c->name);
         return 1;
 }
 
@@ -415,11 +415,11 @@ static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
         int r;
 
         if (!name || !state_name_is_valid(name))
-                return km_error_set_plain(err, -EINVAL, "invalid container name");
+                return error_set_plain(err, -EINVAL, "invalid container name");
         if (c && c->pidfd >= 0) {
                 struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
                 if (!json_is_true(json_object_get(req, "force")))
-                        return km_error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
+                        return error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
                 agent_ctr_kill(a, c);
                 (void)poll(&p, 1, 5000);
                 c->remove_on_exit = true;
@@ -429,7 +429,7 @@ static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
         if (!c) {
                 _cleanup_close_ int dir = state_container_dir(a->state_fd, name, false, NULL);
                 if (dir < 0)
-                        return km_error_set_plain(err, -ENOENT, "no such container: %s", name);
+                        return error_set_plain(err, -ENOENT, "no such container: %s", name);
         }
         r = state_container_remove(a->state_fd, name, err);
         if (r < 0)
@@ -442,7 +442,7 @@ static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
 static int op_logs(struct agent *a, int conn, json_t *req, struct km_error *err) {
         const char *name = req_string(req, "name");
         _cleanup_close_ int dir = name && state_name_is_valid(name) ? state_container_dir(a->state_fd, name, false, err)
-                                                                    : km_error_set_plain(err, -EINVAL, "invalid name");
+                                                                    : error_set_plain(err, -EINVAL, "invalid name");
         int fds[2], n = 0, r;
 
         if (dir < 0)
@@ -464,7 +464,7 @@ int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_
         int r;
 
         if (!op)
-                r = km_error_set_plain(&err, -EINVAL, "agent: a request needs \"op\"");
+                r = error_set_plain(&err, -EINVAL, "agent: a request needs \"op\"");
         else if (streq(op, "run"))
                 r = op_run(a, conn, req, fds, n_fds, &err);
         else if (streq(op, "exec"))
@@ -480,7 +480,7 @@ int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_
         else if (streq(op, "gc"))
                 r = agent_gc(a, conn, req, &err);
         else
-                r = km_error_set_plain(&err, -EOPNOTSUPP, "agent: unknown operation '%s'", op);
+                r = error_set_plain(&err, -EOPNOTSUPP, "agent: unknown operation '%s'", op);
         if (r < 0 && err.code < 0)
                 return fail(conn, &err);
         return r;

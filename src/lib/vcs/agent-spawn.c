@@ -140,15 +140,15 @@ static int spawn_error(const struct spawn_report *rep, const char *binary, struc
         int r = rep->error > 0 ? -rep->error : -EIO;
 
         if (rep->step == STEP_SETNS)
-                return km_error_set(err, r, "start the agent: %s", w);
+                return error_set(err, r, "start the agent: %s", w);
         if (rep->step == STEP_NOT_FILE || rep->step == STEP_OWNER || rep->step == STEP_WRITABLE)
-                return km_error_set_plain(err, r, "start the agent: %s%s", binary, w);
+                return error_set_plain(err, r, "start the agent: %s%s", binary, w);
         if (rep->step == STEP_OPEN && r == -ENOENT)
-                return km_error_set_plain(err, r,
+                return error_set_plain(err, r,
                                           "start the agent: %s: not installed in the host (install kubemount, or run "
                                           "`kubemount agent` there, or name a binary in KUBEMOUNT_AGENT_BINARY)",
                                           binary);
-        return km_error_set(err, r, "start the agent: %s%s", binary, w);
+        return error_set(err, r, "start the agent: %s%s", binary, w);
 }
 
 int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err) {
@@ -164,22 +164,22 @@ int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err
         pid_t pid;
 
         if (override && *override && override[0] != '/')
-                return km_error_set_plain(err, -EINVAL,
+                return error_set_plain(err, -EINVAL,
                                           "KUBEMOUNT_AGENT_BINARY=%s: not an absolute path (of the host)", override);
         binary = strdup(override && *override ? override : KM_BINDIR "/kubemount");
         ns = open(host_ns ? host_ns : "/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (!binary)
-                return km_error_set(err, -ENOMEM, "start the agent");
+                return error_set(err, -ENOMEM, "start the agent");
         if (ns < 0)
-                return km_error_set(err, -errno, "start the agent: %s", host_ns ? host_ns : "/proc/1/ns/mnt");
+                return error_set(err, -errno, "start the agent: %s", host_ns ? host_ns : "/proc/1/ns/mnt");
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "start the agent");
+                return error_set(err, -errno, "start the agent");
         rd = fds[0], wr = fds[1];
         snprintf(idle, sizeof(idle), "%d", AGENT_IDLE_EXIT_S);
         /* Everything the children need is ready before the fork: a caller may have threads. */
         env = agent_environment(wr);
         if (!env)
-                return km_error_set(err, -ENOMEM, "start the agent");
+                return error_set(err, -ENOMEM, "start the agent");
         pid = fork();
         if (pid == 0) {
                 int bin, null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -203,7 +203,7 @@ int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err
         if (pid < 0) {
                 int r = -errno;
                 km_strv_free(env);
-                return km_error_set(err, r, "start the agent: fork");
+                return error_set(err, r, "start the agent: fork");
         }
         km_strv_free(env);
         closep(&wr);

@@ -111,7 +111,7 @@ int agent_save_state(struct agent *a, struct ctr *c) {
                 return -ENOMEM;
         r = write_file_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
         if (r < 0)
-                km_log(KM_LOG_WARNING, "container %s: %s", c->name, err.message);
+                log_msg(KM_LOG_WARNING, "container %s: %s", c->name, err.message);
         return r;
 }
 
@@ -138,7 +138,7 @@ static int agent_seccomp(struct agent *a, json_t *profile, struct seccomp_progra
         ret->prog.len = a->seccomp_cached.prog.len;
         ret->prog.filter = malloc(size);
         if (!ret->prog.filter)
-                return km_error_set(err, -ENOMEM, "seccomp");
+                return error_set(err, -ENOMEM, "seccomp");
         memcpy(ret->prog.filter, a->seccomp_cached.prog.filter, size);
         return 0;
 }
@@ -150,7 +150,7 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         int r;
 
         if (!c) {
-                km_error_set(err, -ENOMEM, "container %s", name);
+                error_set(err, -ENOMEM, "container %s", name);
                 return NULL;
         }
         snprintf(c->name, sizeof(c->name), "%s", name);
@@ -543,17 +543,17 @@ static int listen_on(int state_fd, const char *state_dir, struct km_error *err) 
         int fd;
 
         if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", state_dir, AGENT_SOCKET) >= (int)sizeof(sa.sun_path))
-                return km_error_set_plain(err, -ENAMETOOLONG, "agent: socket path %s/%s is too long", state_dir,
+                return error_set_plain(err, -ENAMETOOLONG, "agent: socket path %s/%s is too long", state_dir,
                                           AGENT_SOCKET);
         fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
-                return km_error_set(err, -errno, "agent: socket");
+                return error_set(err, -errno, "agent: socket");
         (void)unlinkat(state_fd, AGENT_SOCKET, 0); /* a stale one: we hold the lock */
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || fchmodat(state_fd, AGENT_SOCKET, 0600, 0) < 0 ||
             listen(fd, 128) < 0) {
                 int r = -errno;
                 close(fd);
-                return km_error_set(err, r, "agent: listen on %s", sa.sun_path);
+                return error_set(err, r, "agent: listen on %s", sa.sun_path);
         }
         return fd;
 }
@@ -572,20 +572,20 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 return a.state_fd;
         a.lock_fd = openat(a.state_fd, "agent.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (a.lock_fd < 0)
-                return km_error_set(err, -errno, "agent: %s/agent.lock", o->state_dir);
+                return error_set(err, -errno, "agent: %s/agent.lock", o->state_dir);
         if (flock(a.lock_fd, LOCK_EX | LOCK_NB) < 0)
-                return km_error_set_plain(err, -EALREADY, "agent: another agent serves %s", o->state_dir);
+                return error_set_plain(err, -EALREADY, "agent: another agent serves %s", o->state_dir);
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
         init_title_prepare();
         a.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
         a.host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
-                return km_error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+                return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
         a.cgroup_root = cgroup_root_open(&cerr);
         /* Started on demand from a kubelet's cgroup: leave it.  Under systemd the unit's cgroup is right. */
         if (a.cgroup_root < 0 || (!getenv("INVOCATION_ID") && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
-                km_log(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
+                log_msg(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
         a.template_ns = launch_template_create(err);
         if (a.template_ns < 0)
                 return a.template_ns;
@@ -594,7 +594,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 return a.listen_fd;
         a.epoll = epoll_create1(EPOLL_CLOEXEC);
         if (a.epoll < 0 || watch(&a, a.listen_fd, &listen_w) < 0)
-                return km_error_set(err, -errno, "agent: epoll");
+                return error_set(err, -errno, "agent: epoll");
         agent_reconcile(&a);
         if (o->ready_fd >= 0) {
                 (void)!write(o->ready_fd, "1", 1);
@@ -609,7 +609,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return km_error_set(err, -errno, "agent: epoll_wait");
+                        return error_set(err, -errno, "agent: epoll_wait");
                 if (n == 0) {
                         bool running = false;
                         for (struct ctr *c = a.ctrs; c; c = c->next)

@@ -56,17 +56,17 @@ static int check_private_dir(int fd, int dirfd, const char *name, const char *wh
         struct stat st;
 
         if (fstat(fd, &st) < 0)
-                return km_error_set(err, -errno, "state dir %s: stat",
+                return error_set(err, -errno, "state dir %s: stat",
                                     dir_what(what, dirfd, name, shown, sizeof(shown)));
         if (!S_ISDIR(st.st_mode))
-                return km_error_set_plain(err, -ENOTDIR, "state dir %s: not a directory",
+                return error_set_plain(err, -ENOTDIR, "state dir %s: not a directory",
                                           dir_what(what, dirfd, name, shown, sizeof(shown)));
         if (st.st_uid != geteuid())
-                return km_error_set_plain(err, -EPERM, "state dir %s: owned by uid %u, not %u, refusing",
+                return error_set_plain(err, -EPERM, "state dir %s: owned by uid %u, not %u, refusing",
                                           dir_what(what, dirfd, name, shown, sizeof(shown)), (unsigned)st.st_uid,
                                           (unsigned)geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return km_error_set_plain(
+                return error_set_plain(
                         err, -EPERM, "state dir %s: writable by group or others (mode %04o), refusing",
                         dir_what(what, dirfd, name, shown, sizeof(shown)), (unsigned)(st.st_mode & 07777));
         return 0;
@@ -83,7 +83,7 @@ static int open_private_dir(int dirfd, const char *name, bool create, const char
         int r;
 
         if (create && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
-                return km_error_set(err, -errno, "state dir %s: mkdir",
+                return error_set(err, -errno, "state dir %s: mkdir",
                                     dir_what(what, dirfd, name, shown, sizeof(shown)));
         fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
@@ -91,9 +91,9 @@ static int open_private_dir(int dirfd, const char *name, bool create, const char
                 /* O_NOFOLLOW|O_DIRECTORY on a symlink gives ELOOP or ENOTDIR: look at it. */
                 if ((r == -ELOOP || r == -ENOTDIR) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                     S_ISLNK(st.st_mode))
-                        return km_error_set_plain(err, -ELOOP, "state dir %s: is a symlink",
+                        return error_set_plain(err, -ELOOP, "state dir %s: is a symlink",
                                                   dir_what(what, dirfd, name, shown, sizeof(shown)));
-                return km_error_set(err, r, "state dir %s", dir_what(what, dirfd, name, shown, sizeof(shown)));
+                return error_set(err, r, "state dir %s", dir_what(what, dirfd, name, shown, sizeof(shown)));
         }
         r = check_private_dir(fd, dirfd, name, what, err);
         if (r < 0)
@@ -107,11 +107,11 @@ int state_dir_open(const char *dir, struct km_error *err) {
         char shown[PATH_MAX], sub[PATH_MAX + sizeof("/" CONTAINERS_DIR)];
 
         if (!dir || !*dir)
-                return km_error_set(err, -EINVAL, "state dir");
+                return error_set(err, -EINVAL, "state dir");
         /* A trailing slash would make the kernel follow a symlink despite O_NOFOLLOW. */
         path = strdup(dir);
         if (!path)
-                return km_error_set(err, -ENOMEM, "state dir");
+                return error_set(err, -ENOMEM, "state dir");
         path_simplify(path);
         str_printable(path, shown, sizeof(shown));
 
@@ -139,7 +139,7 @@ int state_container_dir(int state_fd, const char *name, bool create, struct km_e
         char what[PATH_MAX];
 
         if (!state_name_is_valid(name))
-                return km_error_set(err, -EINVAL, "container state: invalid name '%s'",
+                return error_set(err, -EINVAL, "container state: invalid name '%s'",
                                     name ? str_printable(name, what, sizeof(what)) : "(null)");
         cfd = open_containers(state_fd, false, err);
         if (cfd < 0)
@@ -154,20 +154,20 @@ static int remove_entry(int dfd, const char *name, struct km_error *err) {
         if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
                 return 0;
         if (errno != EISDIR)
-                return km_error_set(err, -errno, "state file %s: unlink",
+                return error_set(err, -errno, "state file %s: unlink",
                                     path_display_at(dfd, name, shown, sizeof(shown)));
         /* The container's writable layer (overlay.h): its tree goes too, on this filesystem only. */
         if (streq(name, OVERLAY_LAYER_DIR)) {
                 char what[256];
                 int r = rm_rf_at(dfd, name, what, sizeof(what));
-                return r < 0 ? km_error_set(err, r, "state dir %s: remove %s",
+                return r < 0 ? error_set(err, r, "state dir %s: remove %s",
                                             path_display_at(dfd, name, shown, sizeof(shown)), what)
                              : 0;
         }
         /* Other trees are not ours to write: refuse rather than recurse into them. */
         if (unlinkat(dfd, name, AT_REMOVEDIR) >= 0 || errno == ENOENT)
                 return 0;
-        return km_error_set(err, -errno, "state dir %s: rmdir", path_display_at(dfd, name, shown, sizeof(shown)));
+        return error_set(err, -errno, "state dir %s: rmdir", path_display_at(dfd, name, shown, sizeof(shown)));
 }
 
 int state_container_remove(int state_fd, const char *name, struct km_error *err) {
@@ -178,7 +178,7 @@ int state_container_remove(int state_fd, const char *name, struct km_error *err)
         int r = 0;
 
         if (!state_name_is_valid(name))
-                return km_error_set(err, -EINVAL, "container state: invalid name '%s'",
+                return error_set(err, -EINVAL, "container state: invalid name '%s'",
                                     name ? str_printable(name, what, sizeof(what)) : "(null)");
         cfd = open_containers(state_fd, true, err);
         if (cfd == -ENOENT)
@@ -192,11 +192,11 @@ int state_container_remove(int state_fd, const char *name, struct km_error *err)
                 /* A symlink or file where the directory should be: remove that entry itself. */
                 if (errno == ELOOP || errno == ENOTDIR)
                         return remove_entry(cfd, name, err);
-                return km_error_set(err, -errno, "state dir %s", path_display_at(cfd, name, shown, sizeof(shown)));
+                return error_set(err, -errno, "state dir %s", path_display_at(cfd, name, shown, sizeof(shown)));
         }
         d = fdopendir(fd);
         if (!d)
-                return km_error_set(err, -errno, "state dir %s", path_display_at(cfd, name, shown, sizeof(shown)));
+                return error_set(err, -errno, "state dir %s", path_display_at(cfd, name, shown, sizeof(shown)));
         TAKE_FD(fd);
 
         /* Keep going past a failure: remove as much as possible, report the first error. */
@@ -207,7 +207,7 @@ int state_container_remove(int state_fd, const char *name, struct km_error *err)
                 de = readdir(d);
                 if (!de) {
                         if (errno != 0 && r == 0)
-                                r = km_error_set(err, -errno, "state dir %s: readdir",
+                                r = error_set(err, -errno, "state dir %s: readdir",
                                                  path_display_at(cfd, name, shown, sizeof(shown)));
                         break;
                 }
@@ -220,7 +220,7 @@ int state_container_remove(int state_fd, const char *name, struct km_error *err)
         if (r < 0)
                 return r;
         if (unlinkat(cfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-                return km_error_set(err, -errno, "state dir %s: rmdir", path_display_at(cfd, name, shown, sizeof(shown)));
+                return error_set(err, -errno, "state dir %s: rmdir", path_display_at(cfd, name, shown, sizeof(shown)));
         return 0;
 }
 
@@ -244,7 +244,7 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err) {
                         int r = -errno;
 
                         close(fd);
-                        return km_error_set(err, r, "state dir %s",
+                        return error_set(err, r, "state dir %s",
                                             path_display_at(state_fd, CONTAINERS_DIR, shown, sizeof(shown)));
                 }
         }
@@ -258,7 +258,7 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err) {
                                 int r = -errno;
 
                                 km_strv_free(names);
-                                return km_error_set(err, r, "state dir %s: readdir",
+                                return error_set(err, r, "state dir %s: readdir",
                                                     path_display_at(state_fd, CONTAINERS_DIR, shown, sizeof(shown)));
                         }
                         break;
@@ -271,7 +271,7 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err) {
 
                         if (!p) {
                                 km_strv_free(names);
-                                return km_error_set(err, -ENOMEM, "state dir list");
+                                return error_set(err, -ENOMEM, "state dir list");
                         }
                         names = p;
                         alloc = a;
@@ -279,12 +279,12 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err) {
                 names[n] = strdup(de->d_name);
                 if (!names[n]) {
                         km_strv_free(names);
-                        return km_error_set(err, -ENOMEM, "state dir list");
+                        return error_set(err, -ENOMEM, "state dir list");
                 }
                 names[++n] = NULL;
         }
         if (!names && !(names = calloc(1, sizeof(*names))))
-                return km_error_set(err, -ENOMEM, "state dir list");
+                return error_set(err, -ENOMEM, "state dir list");
         qsort(names, n, sizeof(*names), cmp_str);
         *ret = names;
         return (int)n;

@@ -224,11 +224,11 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
         };
 
         if (!env) {
-                km_error_set(err, -ENOMEM, "vcs");
+                error_set(err, -ENOMEM, "vcs");
                 return NULL;
         }
         if (!v->rootfs || !in.args) {
-                km_error_set_plain(err, -EINVAL, "a VCS container needs a root filesystem (or image) and a command");
+                error_set_plain(err, -EINVAL, "a VCS container needs a root filesystem (or image) and a command");
                 return NULL;
         }
         return spec_generate_vcs(&in, err);
@@ -294,10 +294,10 @@ static int connect_in_host(void *userdata, struct km_error *err) {
         c->host_pidns = stat("/proc/self/ns/pid", &self) == 0 && stat("/proc/1/ns/pid", &host) == 0 &&
                         self.st_ino == host.st_ino && self.st_dev == host.st_dev;
         if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", c->state_dir, AGENT_SOCKET) >= (int)sizeof(sa.sun_path))
-                return km_error_set_plain(err, -ENAMETOOLONG, "state dir %s: path too long", c->state_dir);
+                return error_set_plain(err, -ENAMETOOLONG, "state dir %s: path too long", c->state_dir);
         c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (c->fd < 0)
-                return km_error_set(err, -errno, "socket");
+                return error_set(err, -errno, "socket");
         if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
                 int r = -errno;
                 closep(&c->fd);
@@ -317,12 +317,12 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
                 r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
         }
         if (r == -ENOENT || r == -ECONNREFUSED)
-                return km_error_set_plain(err, r,
+                return error_set_plain(err, r,
                                           "no kubemount agent at %s/%s in the host (start `kubemount agent` there, "
                                           "or kubemount-agent.service)",
                                           a->state_dir, AGENT_SOCKET);
         if (r < 0 && err && err->code == 0)
-                km_error_set(err, r, "connect to the agent at %s/%s", a->state_dir, AGENT_SOCKET);
+                error_set(err, r, "connect to the agent at %s/%s", a->state_dir, AGENT_SOCKET);
         return r < 0 ? r : c.fd;
 }
 
@@ -335,7 +335,7 @@ static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const
         int r = req ? proto_send(sock, req, fds, n_fds) : 0; /* no request: only read the answers */
 
         if (r < 0)
-                return km_error_set(err, r, "send to the agent");
+                return error_set(err, r, "send to the agent");
         for (;;) {
                 int got[PROTO_MAX_FDS];
                 size_t n = 0;
@@ -343,13 +343,13 @@ static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const
 
                 r = proto_recv(sock, &m, got, &n);
                 if (r < 0)
-                        return km_error_set(err, r == -ECONNRESET ? -EPIPE : r, "the agent did not answer");
+                        return error_set(err, r == -ECONNRESET ? -EPIPE : r, "the agent did not answer");
                 json_t *w;
                 size_t k;
-                json_array_foreach(json_object_get(m, "warnings"), k, w) km_log(KM_LOG_WARNING, "%s", json_string_value(w));
+                json_array_foreach(json_object_get(m, "warnings"), k, w) log_msg(KM_LOG_WARNING, "%s", json_string_value(w));
                 if (json_object_get(m, "error")) {
                         r = (int)json_integer_value(json_object_get(m, "code"));
-                        km_error_set_plain(err, r < 0 ? r : -EIO, "%s", json_string_value(json_object_get(m, "error")));
+                        error_set_plain(err, r < 0 ? r : -EIO, "%s", json_string_value(json_object_get(m, "error")));
                         json_decref(m);
                         while (n > 0)
                                 close(got[--n]);
@@ -410,7 +410,7 @@ KM_EXPORT int km_vcs_run_fds(struct km_agent *a, const struct km_vcs *v, const i
         int r = stdio_relay_start(&relay, fds);
 
         if (r < 0)
-                return km_error_set(err, r, "run: a pipe for the terminal");
+                return error_set(err, r, "run: a pipe for the terminal");
         return run_request(a, v, false, relay.fds, exit_status, NULL, err);
 }
 
@@ -425,7 +425,7 @@ static int with_output(int (*fn)(void *u, const int fds[3], struct km_error *err
         int p[2], r;
 
         if (null < 0 || pipe2(p, O_CLOEXEC) < 0)
-                return km_error_set(err, -errno, "output pipe");
+                return error_set(err, -errno, "output pipe");
         rd = p[0], wr = p[1];
         {
                 int fds[3] = { null, wr, wr };
@@ -433,7 +433,7 @@ static int with_output(int (*fn)(void *u, const int fds[3], struct km_error *err
                 /* The agent answers after the container exits; read concurrently so a full pipe cannot block it. */
                 int q[2];
                 if (pipe2(q, O_CLOEXEC) < 0)
-                        return km_error_set(err, -errno, "output pipe");
+                        return error_set(err, -errno, "output pipe");
                 reader = fork();
                 if (reader == 0) {
                         char buf[65536];
@@ -447,7 +447,7 @@ static int with_output(int (*fn)(void *u, const int fds[3], struct km_error *err
                 close(q[1]);
                 if (reader < 0) {
                         close(q[0]);
-                        return km_error_set(err, -errno, "fork");
+                        return error_set(err, -errno, "fork");
                 }
                 r = fn(u, fds, err);
                 closep(&wr);
@@ -510,9 +510,9 @@ static int exec_request(struct km_agent *a, const char *name, char *const *argv,
                 /* The agent answers {"tty"} with the master of the command's terminal, then {"exit"}. */
                 r = agent_call(sock, req, NULL, 0, "tty", &ready, &master, &n, err);
                 if (r >= 0 && n != 1)
-                        r = km_error_set_plain(err, -EPROTO, "exec: the agent sent no terminal");
+                        r = error_set_plain(err, -EPROTO, "exec: the agent sent no terminal");
                 if (r >= 0 && (r = tty_relay_start(&t, master, fds[0], fds[1])) < 0)
-                        km_error_set(err, r, "exec: relay the terminal");
+                        error_set(err, r, "exec: relay the terminal");
                 if (r >= 0) {
                         r = agent_call(sock, NULL, NULL, 0, "exit", &m, NULL, NULL, err);
                         tty_relay_stop(&t);
@@ -531,7 +531,7 @@ KM_EXPORT int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const 
         int r = tty ? 0 : stdio_relay_start(&relay, fds);
 
         if (r < 0)
-                return km_error_set(err, r, "exec: a pipe for the terminal");
+                return error_set(err, r, "exec: a pipe for the terminal");
         return exec_request(a, name, argv, env, cwd, tty, tty ? fds : relay.fds, exit_status, err);
 }
 
