@@ -104,12 +104,12 @@ bool km_error_is_corrupted_mount(int r);
 
 /* What the mount that holds path looks like (the deepest one). */
 struct km_mount_info {
-        uint64_t mount_id;   /* the id mountinfo shows (field 1) */
+        uint64_t mount_id;    /* the id mountinfo shows (field 1) */
         unsigned propagation; /* KM_PROPAGATION_* */
         unsigned peer_group;
         unsigned master;
-        bool is_mount_point;  /* path itself is the mount point */
-        char target[4096];    /* mount point of the holding mount */
+        bool is_mount_point; /* path itself is the mount point */
+        char target[4096];   /* mount point of the holding mount */
 };
 int km_mount_info_of(const char *path, struct km_mount_info *ret, struct km_error *err);
 
@@ -185,9 +185,9 @@ int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err);
 int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode, struct km_error *err);
 
 enum {
-        KM_UMOUNT_FORCE = 1u << 0,     /* MNT_FORCE right away */
-        KM_UMOUNT_LAZY = 1u << 1,      /* MNT_DETACH right away */
-        KM_UMOUNT_RECURSIVE = 1u << 2, /* everything under target, deepest first */
+        KM_UMOUNT_FORCE = 1u << 0,            /* MNT_FORCE right away */
+        KM_UMOUNT_LAZY = 1u << 1,             /* MNT_DETACH right away */
+        KM_UMOUNT_RECURSIVE = 1u << 2,        /* everything under target, deepest first */
         KM_UMOUNT_CONFINE_REQUIRED = 1u << 3, /* confine is a default nobody named: see below */
 };
 /*
@@ -264,8 +264,8 @@ int km_vcs_run_fds(struct km_agent *a, const struct km_vcs *v, const int fds[3],
 /* A long-running container (a FUSE daemon): returns once it runs, with its name (free(); may be NULL). */
 int km_vcs_start(struct km_agent *a, const struct km_vcs *v, char **ret_name, struct km_error *err);
 /* A command in a running container (RunCommandInContainer): combined output and exit status. */
-int km_vcs_exec(struct km_agent *a, const char *name, char *const *argv, char **output, size_t *size,
-                int *exit_status, struct km_error *err);
+int km_vcs_exec(struct km_agent *a, const char *name, char *const *argv, char **output, size_t *size, int *exit_status,
+                struct km_error *err);
 /* The same streamed: env and cwd NULL for the container's; tty: fds[0] is a terminal to control. */
 int km_vcs_exec_fds(struct km_agent *a, const char *name, char *const *argv, char *const *env, const char *cwd,
                     bool tty, const int fds[3], int *exit_status, struct km_error *err);

@@ -65,8 +65,9 @@ static int answer_findmnt(const char *path, char **ret) {
             !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
                 return -EAGAIN;
         r = sys_statmount(stx.stx_mnt_id,
-                         KM_STATMOUNT_MNT_BASIC | KM_STATMOUNT_MNT_POINT | KM_STATMOUNT_FS_TYPE | KM_STATMOUNT_FS_SUBTYPE,
-                         &sm);
+                          KM_STATMOUNT_MNT_BASIC | KM_STATMOUNT_MNT_POINT | KM_STATMOUNT_FS_TYPE |
+                                  KM_STATMOUNT_FS_SUBTYPE,
+                          &sm);
         if (r < 0 || !(sm->mask & KM_STATMOUNT_MNT_POINT) || !(sm->mask & KM_STATMOUNT_FS_TYPE))
                 return -EAGAIN;
         point = sm->str + sm->mnt_point;
@@ -78,8 +79,7 @@ static int answer_findmnt(const char *path, char **ret) {
         if (!plain(point))
                 return -EAGAIN;
         /* Stacked on the same mount point: findmnt would print the lowest. */
-        if (sm->mnt_parent_id != sm->mnt_id &&
-            sys_statmount(sm->mnt_parent_id, KM_STATMOUNT_MNT_POINT, &parent) == 0 &&
+        if (sm->mnt_parent_id != sm->mnt_id && sys_statmount(sm->mnt_parent_id, KM_STATMOUNT_MNT_POINT, &parent) == 0 &&
             (parent->mask & KM_STATMOUNT_MNT_POINT) && streq(parent->str + parent->mnt_point, point))
                 return -EAGAIN;
         /* libsmartcols pads the column to its header's width ("TARGET") even without headings. */

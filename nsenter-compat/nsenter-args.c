@@ -7,10 +7,10 @@
 #include "nsenter-args.h"
 
 const struct ns_info ns_table[NS_KINDS] = {
-        [NS_USER] = { CLONE_NEWUSER, "ns/user" },     [NS_CGROUP] = { CLONE_NEWCGROUP, "ns/cgroup" },
-        [NS_IPC] = { CLONE_NEWIPC, "ns/ipc" },        [NS_UTS] = { CLONE_NEWUTS, "ns/uts" },
-        [NS_NET] = { CLONE_NEWNET, "ns/net" },        [NS_PID] = { CLONE_NEWPID, "ns/pid" },
-        [NS_MNT] = { CLONE_NEWNS, "ns/mnt" },         [NS_TIME] = { CLONE_NEWTIME, "ns/time" },
+        [NS_USER] = { CLONE_NEWUSER, "ns/user" }, [NS_CGROUP] = { CLONE_NEWCGROUP, "ns/cgroup" },
+        [NS_IPC] = { CLONE_NEWIPC, "ns/ipc" },    [NS_UTS] = { CLONE_NEWUTS, "ns/uts" },
+        [NS_NET] = { CLONE_NEWNET, "ns/net" },    [NS_PID] = { CLONE_NEWPID, "ns/pid" },
+        [NS_MNT] = { CLONE_NEWNS, "ns/mnt" },     [NS_TIME] = { CLONE_NEWTIME, "ns/time" },
 };
 
 static int fail(struct nsenter_args *a, bool try_help, const char *fmt, ...) _printf_(3, 4);
@@ -79,7 +79,7 @@ int nsenter_args_parse(int argc, char *const *argv, bool print_getopt_errors, st
                 char opt;
                 enum ns_kind ns;
         } ns_opts[] = {
-                { 'm', NS_MNT }, { 'u', NS_UTS }, { 'i', NS_IPC },    { 'n', NS_NET },
+                { 'm', NS_MNT }, { 'u', NS_UTS },  { 'i', NS_IPC },    { 'n', NS_NET },
                 { 'p', NS_PID }, { 'U', NS_USER }, { 'C', NS_CGROUP }, { 'T', NS_TIME },
         };
         _cleanup_free_ char **args = argv_copy(argc, argv);

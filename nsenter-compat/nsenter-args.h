@@ -33,7 +33,7 @@ struct ns_event {
 };
 
 struct nsenter_args {
-        pid_t target_pid; /* 0: none, as in util-linux */
+        pid_t target_pid;    /* 0: none, as in util-linux */
         unsigned namespaces; /* CLONE_NEW* asked for without a file */
         struct ns_event *events;
         size_t n_events;

@@ -52,4 +52,3 @@ void cli_log_setup(int verbose);
 int cli_print_json(json_t *v);
 /* Handles -h/--help, --json and rejects other options for simple commands. */
 int cli_simple_options(struct cli *cli, int argc, char **argv, const char *help, int *optind_ret);
-

@@ -70,7 +70,8 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
                 "The agent makes every container from a small template mount namespace,\n"
                 "keeps them in cgroups of their own, and owns the state directory.  Run it\n"
                 "from kubemount-agent.service; 'kubemount run' starts one when none runs:\n"
-                "the installed " KM_BINDIR "/kubemount (or $KUBEMOUNT_AGENT_BINARY, owned\n"
+                "the installed " KM_BINDIR
+                "/kubemount (or $KUBEMOUNT_AGENT_BINARY, owned\n"
                 "by root), with a fixed PATH and environment, umask 022 and soft rlimits\n"
                 "reset, whoever the caller is (kubemount(8)).\n"
                 "\n"
@@ -132,12 +133,16 @@ static void print_row(json_t *c) {
 }
 
 int cmd_ps(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount ps [--json] [-a]\n"
-                                   "\n"
-                                   "List VCS containers: name, PID 1 (host pid), status, creation time, command.\n"
-                                   "Exited ones are listed with -a.\n";
+        static const char help[] =
+                "Usage: kubemount ps [--json] [-a]\n"
+                "\n"
+                "List VCS containers: name, PID 1 (host pid), status, creation time, command.\n"
+                "Exited ones are listed with -a.\n";
         static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'J' }, { "all", no_argument, NULL, 'a' }, {},
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'J' },
+                { "all", no_argument, NULL, 'a' },
+                {},
         };
         _cleanup_free_ char *text = NULL;
         struct km_agent *a;
@@ -200,9 +205,9 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
                 "  -e, --env K=V       the environment (replaces the container's when given)\n"
                 "  -w, --cwd DIR       working directory in the container\n";
         static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' },       { "interactive", no_argument, NULL, 'i' },
-                { "tty", no_argument, NULL, 't' },        { "env", required_argument, NULL, 'e' },
-                { "cwd", required_argument, NULL, 'w' },  {},
+                { "help", no_argument, NULL, 'h' },      { "interactive", no_argument, NULL, 'i' },
+                { "tty", no_argument, NULL, 't' },       { "env", required_argument, NULL, 'e' },
+                { "cwd", required_argument, NULL, 'w' }, {},
         };
         bool interactive = false, tty = false;
         const char *cwd = NULL;
@@ -279,10 +284,11 @@ int cmd_exec(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_stop(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount stop [--timeout SECS] NAME\n"
-                                   "\n"
-                                   "SIGTERM to the container's PID 1, which forwards it to the command;\n"
-                                   "SIGKILL after SECS (default 10).  Prints the exit status.\n";
+        static const char help[] =
+                "Usage: kubemount stop [--timeout SECS] NAME\n"
+                "\n"
+                "SIGTERM to the container's PID 1, which forwards it to the command;\n"
+                "SIGKILL after SECS (default 10).  Prints the exit status.\n";
         struct km_error err = {};
         const char *name;
         int ms = 10000, status = -1, r = name_options(argc, argv, help, NULL, &ms, &name);
@@ -304,9 +310,10 @@ int cmd_stop(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_rm(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount rm [-f] NAME\n"
-                                   "\n"
-                                   "Remove a stopped container's state and log; -f kills it first.\n";
+        static const char help[] =
+                "Usage: kubemount rm [-f] NAME\n"
+                "\n"
+                "Remove a stopped container's state and log; -f kills it first.\n";
         struct km_error err = {};
         const char *name;
         bool force = false;
@@ -325,9 +332,10 @@ int cmd_rm(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_logs(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount logs NAME\n"
-                                   "\n"
-                                   "Print a detached container's output (the last 1-2 MiB of it).\n";
+        static const char help[] =
+                "Usage: kubemount logs NAME\n"
+                "\n"
+                "Print a detached container's output (the last 1-2 MiB of it).\n";
         struct km_error err = {};
         const char *name;
         int fds[2], r = name_options(argc, argv, help, NULL, NULL, &name);
@@ -382,10 +390,12 @@ int cmd_gc(struct cli *cli, int argc, char **argv) {
         json_t *doc = json_loads(text, 0, NULL), *e;
         size_t i;
         if (cli->json)
-                return cli_print_json(json_incref(json_object_get(doc, "actions"))) < 0 ? EXIT_USAGE : (json_decref(doc), 0);
-        json_array_foreach(json_object_get(doc, "actions"), i, e) printf(
-                "%s %s%s%s\n", json_string_value(json_object_get(e, "action")), json_string_value(json_object_get(e, "name")),
-                json_object_get(e, "detail") ? ": " : "", json_string_value(json_object_get(e, "detail")) ?: "");
+                return cli_print_json(json_incref(json_object_get(doc, "actions"))) < 0 ? EXIT_USAGE
+                                                                                        : (json_decref(doc), 0);
+        json_array_foreach(json_object_get(doc, "actions"), i, e)
+                printf("%s %s%s%s\n", json_string_value(json_object_get(e, "action")),
+                       json_string_value(json_object_get(e, "name")), json_object_get(e, "detail") ? ": " : "",
+                       json_string_value(json_object_get(e, "detail")) ?: "");
         json_decref(doc);
         return 0;
 }

@@ -4,19 +4,19 @@
 
 #include "cli.h"
 
-#define IMAGE_OPTIONS_HELP                                                                                  \
-        "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable; also\n"        \
-        "                         \"insecureRegistries\" in /etc/kubemount/config.json)\n"               \
-        "  --certs-dir DIR        extra CAs: DIR/HOST:PORT/ca.crt (besides /etc/containers/certs.d\n"    \
-        "                         and /etc/docker/certs.d)\n"                                             \
-        "  --authfile FILE        docker-style config.json with credentials (repeatable; default:\n"     \
-        "                         $REGISTRY_AUTH_FILE, ~/.docker/config.json,\n"                          \
-        "                         /var/lib/kubelet/config.json)\n"                                        \
+#define IMAGE_OPTIONS_HELP                                                                                             \
+        "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable; also\n"                      \
+        "                         \"insecureRegistries\" in /etc/kubemount/config.json)\n"                             \
+        "  --certs-dir DIR        extra CAs: DIR/HOST:PORT/ca.crt (besides /etc/containers/certs.d\n"                  \
+        "                         and /etc/docker/certs.d)\n"                                                          \
+        "  --authfile FILE        docker-style config.json with credentials (repeatable; default:\n"                   \
+        "                         $REGISTRY_AUTH_FILE, ~/.docker/config.json,\n"                                       \
+        "                         /var/lib/kubelet/config.json)\n"                                                     \
         "  --platform OS/ARCH[/VARIANT]   the image to take from a multi-platform index\n"
 
-#define MAX_SIZE_HELP                                                                                       \
-        "  --max-image-size SIZE  refuse an image over SIZE bytes, packed or unpacked\n"                    \
-        "                         (K, M, G, T: powers of 1024; default 16G; also\n"                         \
+#define MAX_SIZE_HELP                                                                                                  \
+        "  --max-image-size SIZE  refuse an image over SIZE bytes, packed or unpacked\n"                               \
+        "                         (K, M, G, T: powers of 1024; default 16G; also\n"                                    \
         "                         \"maxImageSize\" in /etc/kubemount/config.json)\n"
 
 enum { OPT_INSECURE = 0x100, OPT_CERTS, OPT_AUTHFILE, OPT_PLATFORM, OPT_JSON, OPT_MAX_SIZE };
@@ -82,10 +82,10 @@ static int read_config(struct km_image_options *o) {
 
         if (!c)
                 return access(path, F_OK) == 0 ? (cli_error("%s: %s", path, jerr.text), -EINVAL) : 0;
-        json_array_foreach(json_object_get(c, "insecureRegistries"), i, v) if (r == 0 && json_is_string(v))
-                r = km_image_options_add_insecure_registry(o, json_string_value(v));
-        json_array_foreach(json_object_get(c, "authFiles"), i, v) if (r == 0 && json_is_string(v))
-                r = km_image_options_add_auth_file(o, json_string_value(v));
+        json_array_foreach(json_object_get(c, "insecureRegistries"), i, v) if (r == 0 && json_is_string(v)) r =
+                km_image_options_add_insecure_registry(o, json_string_value(v));
+        json_array_foreach(json_object_get(c, "authFiles"), i, v) if (r == 0 && json_is_string(v)) r =
+                km_image_options_add_auth_file(o, json_string_value(v));
         if (r == 0 && json_is_string(json_object_get(c, "certsDir")))
                 r = km_image_options_set_certs_dir(o, json_string_value(json_object_get(c, "certsDir")));
         v = json_object_get(c, "maxImageSize");
@@ -178,16 +178,17 @@ static int print_record(struct cli *cli, const char *json, bool quiet) {
 }
 
 int cmd_pull(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount pull [OPTIONS] REF\n"
-                                   "\n"
-                                   "Pull an image from its registry into the store (verified by sha256) and\n"
-                                   "unpack it for 'kubemount run --image REF'.  REF is [REGISTRY/]NAME[:TAG][@DIGEST];\n"
-                                   "a tag is asked for again, a digest is pinned and verified.\n"
-                                   "\n" IMAGE_OPTIONS_HELP MAX_SIZE_HELP
-                                   "  -q, --quiet            print nothing on success\n"
-                                   "  --json                 print the image's record\n"
-                                   "\n"
-                                   "Exit status: 0 pulled, 1 failed, 2 usage.\n";
+        static const char help[] =
+                "Usage: kubemount pull [OPTIONS] REF\n"
+                "\n"
+                "Pull an image from its registry into the store (verified by sha256) and\n"
+                "unpack it for 'kubemount run --image REF'.  REF is [REGISTRY/]NAME[:TAG][@DIGEST];\n"
+                "a tag is asked for again, a digest is pinned and verified.\n"
+                "\n" IMAGE_OPTIONS_HELP MAX_SIZE_HELP
+                "  -q, --quiet            print nothing on success\n"
+                "  --json                 print the image's record\n"
+                "\n"
+                "Exit status: 0 pulled, 1 failed, 2 usage.\n";
         struct km_image_options *o = cli_image_options_new(cli);
         _cleanup_free_ char *json = NULL;
         struct km_error err = {};
@@ -257,9 +258,10 @@ int cmd_image(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_images(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount images [--json]\n"
-                                   "\n"
-                                   "The images in the store: reference, manifest digest, source, root filesystem.\n";
+        static const char help[] =
+                "Usage: kubemount images [--json]\n"
+                "\n"
+                "The images in the store: reference, manifest digest, source, root filesystem.\n";
         struct km_image_options *o = cli_image_options_new(cli);
         _cleanup_free_ char *json = NULL;
         struct km_error err = {};
@@ -279,10 +281,11 @@ int cmd_images(struct cli *cli, int argc, char **argv) {
         if (cli->json)
                 return cli_print_json(doc) < 0 ? EXIT_USAGE : 0;
         printf("%-48s %-19s %-24s %s\n", "REFERENCE", "MANIFEST", "SOURCE", "CREATED");
-        json_array_foreach(json_object_get(doc, "images"), i, e) printf(
-                "%-48s %-19.19s %-24s %s\n", json_string_value(json_object_get(e, "ref")) ?: "?",
-                json_string_value(json_object_get(e, "manifest")) ?: "?", json_string_value(json_object_get(e, "source")) ?: "",
-                json_string_value(json_object_get(e, "created")) ?: "");
+        json_array_foreach(json_object_get(doc, "images"), i, e)
+                printf("%-48s %-19.19s %-24s %s\n", json_string_value(json_object_get(e, "ref")) ?: "?",
+                       json_string_value(json_object_get(e, "manifest")) ?: "?",
+                       json_string_value(json_object_get(e, "source")) ?: "",
+                       json_string_value(json_object_get(e, "created")) ?: "");
         json_decref(doc);
         return 0;
 }
@@ -302,17 +305,19 @@ static char **live_rootfs(struct cli *cli) {
         km_agent_free(a);
         doc = json_loads(text, 0, NULL);
         keep = calloc(json_array_size(json_object_get(doc, "containers")) + 1, sizeof(char *));
-        json_array_foreach(json_object_get(doc, "containers"), i, e) if (keep && json_is_string(json_object_get(e, "rootfs")))
-                keep[n++] = strdup(json_string_value(json_object_get(e, "rootfs")));
+        json_array_foreach(json_object_get(doc, "containers"), i,
+                           e) if (keep && json_is_string(json_object_get(e, "rootfs"))) keep[n++] =
+                strdup(json_string_value(json_object_get(e, "rootfs")));
         json_decref(doc);
         return keep;
 }
 
 int cmd_rmi(struct cli *cli, int argc, char **argv) {
-        static const char help[] = "Usage: kubemount rmi REF...\n"
-                                   "\n"
-                                   "Remove images from the store, and every blob and root filesystem that no\n"
-                                   "other image and no container (running or exited) uses.\n";
+        static const char help[] =
+                "Usage: kubemount rmi REF...\n"
+                "\n"
+                "Remove images from the store, and every blob and root filesystem that no\n"
+                "other image and no container (running or exited) uses.\n";
         struct km_image_options *o = cli_image_options_new(cli);
         char **keep = NULL;
         int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM, rc = 0;

@@ -117,7 +117,7 @@ static int refs_in_host(void *userdata, struct km_error *err) {
                 if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
                         if (r != -ENOENT)
                                 log_msg(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted",
-                                       job->path, strerror(-r));
+                                        job->path, strerror(-r));
                         job->refs = calloc(1, sizeof(char *));
                         return job->refs ? 0 : error_set(err, -ENOMEM, "refs %s", job->path);
                 }

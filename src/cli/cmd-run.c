@@ -94,14 +94,14 @@ static int parse_timeout(const char *s, int *ms) {
 
 int cmd_run(struct cli *cli, int argc, char **argv) {
         static const struct option run_opts[] = {
-                { "image", required_argument, NULL, 'G' },
-                { "rootfs", required_argument, NULL, 'R' },  { "name", required_argument, NULL, 'n' },
-                { "detach", no_argument, NULL, 'd' },         { "mount", required_argument, NULL, 'm' },
-                { "env", required_argument, NULL, 'e' },      { "net", required_argument, NULL, 'N' },
-                { "host-dev", no_argument, NULL, 'D' },       { "read-only", no_argument, NULL, 'r' },
-                { "cwd", required_argument, NULL, 'w' },      { "timeout", required_argument, NULL, 'T' },
-                { "interactive", no_argument, NULL, 'i' },    { "runtime", required_argument, NULL, 'U' },
-                { "print-spec", no_argument, NULL, 'P' },     { "help", no_argument, NULL, 'h' },
+                { "image", required_argument, NULL, 'G' },   { "rootfs", required_argument, NULL, 'R' },
+                { "name", required_argument, NULL, 'n' },    { "detach", no_argument, NULL, 'd' },
+                { "mount", required_argument, NULL, 'm' },   { "env", required_argument, NULL, 'e' },
+                { "net", required_argument, NULL, 'N' },     { "host-dev", no_argument, NULL, 'D' },
+                { "read-only", no_argument, NULL, 'r' },     { "cwd", required_argument, NULL, 'w' },
+                { "timeout", required_argument, NULL, 'T' }, { "interactive", no_argument, NULL, 'i' },
+                { "runtime", required_argument, NULL, 'U' }, { "print-spec", no_argument, NULL, 'P' },
+                { "help", no_argument, NULL, 'h' },
         };
         struct option opts[ELEMENTSOF(run_opts) + 5];
         struct km_image_options *io = cli_image_options_new(cli);

@@ -127,8 +127,8 @@ int cmd_setup(struct cli *cli, int argc, char **argv) {
         if (cli->json) {
                 json_t *a = json_array();
                 for (size_t i = 0; a && i < paths.n; i++)
-                        json_array_append_new(a, json_pack("{s:s,s:b}", "path", paths.list[i], "changed",
-                                                           job.changed[i]));
+                        json_array_append_new(a,
+                                              json_pack("{s:s,s:b}", "path", paths.list[i], "changed", job.changed[i]));
                 return cli_print_json(a) < 0 ? EXIT_NO : EXIT_OK;
         }
         for (size_t i = 0; i < paths.n; i++)
@@ -192,12 +192,12 @@ int cmd_check(struct cli *cli, int argc, char **argv) {
                                  info->peer_group);
                 healthy &= ok;
                 if (cli->json)
-                        json_array_append_new(a, json_pack("{s:s,s:b,s:s,s:s,s:s}", "path", path, "healthy", ok,
-                                                           "mount", job->result[i] == 0 ? info->target : "",
-                                                           "propagation",
-                                                           job->result[i] == 0 ? km_propagation_name(info->propagation)
-                                                                               : "",
-                                                           "message", why));
+                        json_array_append_new(a,
+                                              json_pack("{s:s,s:b,s:s,s:s,s:s}", "path", path, "healthy", ok, "mount",
+                                                        job->result[i] == 0 ? info->target : "", "propagation",
+                                                        job->result[i] == 0 ? km_propagation_name(info->propagation)
+                                                                            : "",
+                                                        "message", why));
                 else if (ok)
                         printf("%s\n", why);
                 else

@@ -201,7 +201,8 @@ int main(int argc, char **argv) {
                 }
         if (!cli.host_ns || !*cli.host_ns)
                 cli.host_ns = KM_HOST_MOUNT_NS_DEFAULT;
-        /* A kubelet dir named by the option or the environment; else the default, which confines only what is below it. */
+        /* A kubelet dir named by the option or the environment; else the default, which confines only what is below it.
+         */
         cli.kubelet_dir_named = cli.kubelet_dir && *cli.kubelet_dir;
         if (!cli.kubelet_dir_named)
                 cli.kubelet_dir = "/var/lib/kubelet";

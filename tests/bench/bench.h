@@ -25,8 +25,8 @@
 
 struct bench_options {
         const char *kubemount;
-        const char *floor; /* kubemount-bench-floor, libc only */
-        const char *shim;  /* nsenter-compat's nsenter (P5) */
+        const char *floor;    /* kubemount-bench-floor, libc only */
+        const char *shim;     /* nsenter-compat's nsenter (P5) */
         const char *markdown; /* also write the table as markdown here */
         const char *rootfs;   /* a container root filesystem (P2, P2b, P6), NULL: skip them */
         long mounts;          /* the large case: host mounts / tree size */
@@ -99,12 +99,12 @@ bool find_peers(void);
 
 /* ---- the sandbox and what is built in it (sandbox.c) ---- */
 
-extern int ns_a, ns_b;        /* fds of the host-like and the caller namespace */
-extern char hostns[64];       /* /proc/<holder of A>/ns/mnt */
-extern char workdir[256];     /* private tmpfs in A; all test mounts go below it */
-extern char nsopt[96];        /* --host-mount-ns=... */
-extern char nsenter_opt[96];  /* --mount=... */
-extern char tree_leaf[512];   /* a mount point deep in the last tree built */
+extern int ns_a, ns_b;       /* fds of the host-like and the caller namespace */
+extern char hostns[64];      /* /proc/<holder of A>/ns/mnt */
+extern char workdir[256];    /* private tmpfs in A; all test mounts go below it */
+extern char nsopt[96];       /* --host-mount-ns=... */
+extern char nsenter_opt[96]; /* --mount=... */
+extern char tree_leaf[512];  /* a mount point deep in the last tree built */
 
 int sandbox_run(int (*body)(void));
 void enter(int fd);
@@ -117,18 +117,18 @@ void helper_off(void);
 
 /* ---- the benchmarks ---- */
 
-void bench_startup(void);                     /* bench_mount.c */
+void bench_startup(void); /* bench_mount.c */
 void bench_p1(const char *label, long n);
 void bench_p1b(const char *label, long n);
 void bench_p3(const char *label, long mounts); /* bench_query.c */
 void bench_audit(void);
-void bench_p4(void);                           /* bench_umount_r.c */
+void bench_p4(void); /* bench_umount_r.c */
 void bench_p4_helper(void);
 void bench_p5(const char *label, long mounts, long n, bool large); /* bench_shim.c */
-void vcs_init(void);          /* bench_vcs.c; before the sandbox */
-void vcs_cleanup_outer(void); /* after it: cgroups an interrupted run left */
-bool vcs_setup(void);         /* in the sandbox: bundles, the agent */
-void vcs_teardown(void);      /* containers, the agent, cgroups */
+void vcs_init(void);                                               /* bench_vcs.c; before the sandbox */
+void vcs_cleanup_outer(void);                                      /* after it: cgroups an interrupted run left */
+bool vcs_setup(void);                                              /* in the sandbox: bundles, the agent */
+void vcs_teardown(void);                                           /* containers, the agent, cgroups */
 void bench_p2(const char *label, long n, bool large);
 void bench_p6(int n);
 void bench_p7(long n); /* bench_pull.c; cold runs of each side */

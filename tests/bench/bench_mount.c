@@ -19,8 +19,8 @@
 
 /* Checks once that kubemount really mounts in A when run from B. */
 static bool check_cross_ns(const char *target) {
-        char *m[] = { (char *)km(), nsopt, (char *)"mount", (char *)"-t", (char *)"tmpfs", (char *)"none",
-                      (char *)target, NULL };
+        char *m[] = { (char *)km(),    nsopt,          (char *)"mount", (char *)"-t",
+                      (char *)"tmpfs", (char *)"none", (char *)target,  NULL };
         char *u[] = { (char *)km(), nsopt, (char *)"umount", (char *)target, NULL };
         bool in_a, in_b;
 
@@ -47,10 +47,11 @@ static bool check_cross_ns(const char *target) {
 void bench_p1(const char *label, long n) {
         char target[512], name[160];
         double *ours = calloc(n, sizeof(double)), *ns = calloc(n, sizeof(double)), *same = calloc(n, sizeof(double));
-        char *km_m[] = { (char *)km(), nsopt, (char *)"mount", (char *)"-t", (char *)"tmpfs", (char *)"none", target, NULL };
+        char *km_m[] = { (char *)km(),    nsopt,          (char *)"mount", (char *)"-t",
+                         (char *)"tmpfs", (char *)"none", target,          NULL };
         char *km_u[] = { (char *)km(), nsopt, (char *)"umount", target, NULL };
-        char *ns_m[] = { NSENTER, nsenter_opt, (char *)"--", MOUNT, (char *)"-t", (char *)"tmpfs",
-                         (char *)"none", target, NULL };
+        char *ns_m[] = { NSENTER,         nsenter_opt,    (char *)"--", MOUNT, (char *)"-t",
+                         (char *)"tmpfs", (char *)"none", target,       NULL };
         char *ns_u[] = { NSENTER, nsenter_opt, (char *)"--", UMOUNT, target, NULL };
         char *mm[] = { MOUNT, (char *)"-t", (char *)"tmpfs", (char *)"none", target, NULL };
         char *mu[] = { UMOUNT, target, NULL };
@@ -252,8 +253,8 @@ void bench_startup(void) {
         }
         libs = count_libs(km());
         r = add_result("start-up: kubemount --version exec vs /bin/true exec", median(ours, n), median(peer, n));
-        note(r, "%ld runs; kubemount loads %d shared libraries (ldd, without vdso/ld.so); mount(8) %d, nsenter %d",
-             n, libs, count_libs(MOUNT), count_libs(NSENTER));
+        note(r, "%ld runs; kubemount loads %d shared libraries (ldd, without vdso/ld.so); mount(8) %d, nsenter %d", n,
+             libs, count_libs(MOUNT), count_libs(NSENTER));
 out:
         free(ours);
         free(peer);

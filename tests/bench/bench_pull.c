@@ -72,7 +72,6 @@ static char ext4_dir[320];
 /* ------------------------------------------------------------------ */
 /* helpers */
 
-
 static bool run_pull_env(char *const argv[]) {
         int st = run_fds(argv, env_pull, -1, -1);
         if (st != 0) {
@@ -113,8 +112,7 @@ static bool net_private(void) {
         }
         s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
-            (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr)) < 0) {
+        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr)) < 0) {
                 fail("P7: bringing up lo: %m");
                 if (s >= 0)
                         close(s);
@@ -139,7 +137,8 @@ static int free_port(void) {
 
 /* Whether 127.0.0.1:port answers GET /v2/ with any HTTP status. */
 static bool http_answers(int port) {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+        struct sockaddr_in a = { .sin_family = AF_INET,
+                                 .sin_port = htons(port),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         static const char req[] = "GET /v2/ HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
         char buf[16] = "";
@@ -391,22 +390,37 @@ static bool image_build(void) {
         {
                 char *init[] = { (char *)"umoci", (char *)"init", (char *)"--layout", oci, NULL };
                 char *new[] = { (char *)"umoci", (char *)"new", (char *)"--image", oci_tag, NULL };
-                char *ins1[] = { (char *)"umoci", (char *)"insert", (char *)"--image", oci_tag, bin, (char *)"/bin", NULL };
+                char *ins1[] = {
+                        (char *)"umoci", (char *)"insert", (char *)"--image", oci_tag, bin, (char *)"/bin", NULL
+                };
                 char *ins2[] = { (char *)"umoci", (char *)"insert", (char *)"--image", oci_tag, lib, (char *)ld, NULL };
-                char *ins3[] = { (char *)"umoci", (char *)"insert", (char *)"--image", oci_tag, share,
-                                 (char *)"/usr/share", NULL };
-                char *conf[] = { (char *)"umoci", (char *)"config", (char *)"--image", oci_tag,
-                                 (char *)"--config.cmd", (char *)"/bin/busybox", (char *)"--config.cmd", (char *)"true",
+                char *ins3[] = {
+                        (char *)"umoci", (char *)"insert", (char *)"--image", oci_tag, share, (char *)"/usr/share", NULL
+                };
+                char *conf[] = { (char *)"umoci",
+                                 (char *)"config",
+                                 (char *)"--image",
+                                 oci_tag,
+                                 (char *)"--config.cmd",
+                                 (char *)"/bin/busybox",
+                                 (char *)"--config.cmd",
+                                 (char *)"true",
                                  NULL };
                 char *gc[] = { (char *)"umoci", (char *)"gc", (char *)"--layout", oci, NULL };
                 char src[360], dest[200];
-                char *push[] = { (char *)"skopeo", (char *)"--insecure-policy", (char *)"copy", (char *)"--quiet",
-                                 (char *)"--dest-tls-verify=false", src, dest, NULL };
+                char *push[] = { (char *)"skopeo",
+                                 (char *)"--insecure-policy",
+                                 (char *)"copy",
+                                 (char *)"--quiet",
+                                 (char *)"--dest-tls-verify=false",
+                                 src,
+                                 dest,
+                                 NULL };
 
                 snprintf(src, sizeof(src), "oci:%s", oci_tag);
                 snprintf(dest, sizeof(dest), "docker://%s", ref);
-                if (!run_ok(init) || !run_ok(new) || !run_ok(ins1) || !run_ok(ins2) || !run_ok(ins3) ||
-                    !run_ok(conf) || !run_ok(gc) || !run_pull_env(push))
+                if (!run_ok(init) || !run_ok(new) || !run_ok(ins1) || !run_ok(ins2) || !run_ok(ins3) || !run_ok(conf) ||
+                    !run_ok(gc) || !run_pull_env(push))
                         return false;
         }
         if (!image_sizes(oci)) {
@@ -456,8 +470,13 @@ static bool ext4_make(void) {
                 return false;
         }
         {
-                char *argv[] = { (char *)"mkfs.ext4", (char *)"-q", (char *)"-F", (char *)"-E",
-                                 (char *)"lazy_itable_init=0,lazy_journal_init=0", dev, NULL };
+                char *argv[] = { (char *)"mkfs.ext4",
+                                 (char *)"-q",
+                                 (char *)"-F",
+                                 (char *)"-E",
+                                 (char *)"lazy_itable_init=0,lazy_journal_init=0",
+                                 dev,
+                                 NULL };
                 bool ok = run_ok(argv);
 
                 mkdir(ext4_dir, 0755);
@@ -538,10 +557,17 @@ struct fs_result {
  */
 static void p7_runs(const char *base, const char *what, long n, struct fs_result *r) {
         char store[450], oci[450], oci_tag[470], oci_dst[480], bundle[450], src[200];
-        char *km_argv[] = { (char *)km(), (char *)"--store-dir", store, (char *)"pull", (char *)"-q",
-                            (char *)"--insecure-registry", reg, ref, NULL };
-        char *skopeo_argv[] = { (char *)"skopeo", (char *)"--insecure-policy", (char *)"copy", (char *)"--quiet",
-                                src, oci_dst, (char *)"--src-tls-verify=false", NULL };
+        char *km_argv[] = { (char *)km(), (char *)"--store-dir",         store, (char *)"pull",
+                            (char *)"-q", (char *)"--insecure-registry", reg,   ref,
+                            NULL };
+        char *skopeo_argv[] = { (char *)"skopeo",
+                                (char *)"--insecure-policy",
+                                (char *)"copy",
+                                (char *)"--quiet",
+                                src,
+                                oci_dst,
+                                (char *)"--src-tls-verify=false",
+                                NULL };
         char **skopeo = skopeo_argv;
         char *umoci_argv[] = { (char *)"umoci", (char *)"unpack", (char *)"--image", oci_tag, bundle, NULL };
         double *v[N_T];
@@ -666,8 +692,9 @@ static struct result *p7_results(const char *what, const struct fs_result *r, bo
         if (durable) {
                 snprintf(name, sizeof(name), "P7 [%s]: kubemount pull vs skopeo + umoci + syncfs", what);
                 res = add_result(name, r->m[T_KM], r->m[T_DURABLE]);
-                note(res, "kubemount fsyncs each blob and syncfs's the rootfs before it renames it into place; "
-                          "skopeo and umoci sync nothing: here the peer's syncfs (%.2f s) is counted too",
+                note(res,
+                     "kubemount fsyncs each blob and syncfs's the rootfs before it renames it into place; "
+                     "skopeo and umoci sync nothing: here the peer's syncfs (%.2f s) is counted too",
                      r->m[T_SYNC]);
         }
         return first;
@@ -681,8 +708,9 @@ static void image_row(bool ext4) {
                  (double)img.compressed / 1e6, (double)unpacked.bytes / 1e6, unpacked.files);
         r = add_result(name, NAN, NAN);
         r->note[0] = '\0'; /* no timing here: the CPU pressure does not matter */
-        note(r, "compressed: layers %lld bytes + manifest and config %lld; unpacked: %lld bytes in regular files "
-                "(%lld KiB on disk), %ld directories, %ld symlinks; both sides unpacked the same files",
+        note(r,
+             "compressed: layers %lld bytes + manifest and config %lld; unpacked: %lld bytes in regular files "
+             "(%lld KiB on disk), %ld directories, %ld symlinks; both sides unpacked the same files",
              img.compressed, img.config, unpacked.bytes, unpacked.blocks / 2, unpacked.dirs, unpacked.links);
         if (!ext4)
                 note(r, "no ext4 on a loop device here: the goal is judged on tmpfs");

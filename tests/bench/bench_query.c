@@ -104,8 +104,7 @@ void bench_p3(const char *label, long mounts) {
         r = add_result(name, libold, peer);
         snprintf(r->goal, sizeof(r->goal), "≤ 1/1000× & ≤ 50 µs");
         r->verdict = r->ratio <= 1e-3 && libold <= 50e-6 ? PASS : MISS;
-        note(r, "%.0f× faster; km_features_disable(KM_FEATURE_ALL): fdinfo mnt_id of path and path/..",
-             peer / libold);
+        note(r, "%.0f× faster; km_features_disable(KM_FEATURE_ALL): fdinfo mnt_id of path and path/..", peer / libold);
         snprintf(name, sizeof(name), "P3 %s: kubemount is-mountpoint (exec) vs findmnt -M", label);
         r = add_result(name, c, peer);
         note(r, "run from the child namespace with --host-mount-ns");
@@ -122,7 +121,9 @@ void bench_audit(void) {
                 bool in_b;
                 char *argv[16];
         } cmds[] = {
-                { "kubemount mount", true, { (char *)km(), nsopt, (char *)"mount", (char *)"-t", (char *)"tmpfs", (char *)"none", target } },
+                { "kubemount mount",
+                  true,
+                  { (char *)km(), nsopt, (char *)"mount", (char *)"-t", (char *)"tmpfs", (char *)"none", target } },
                 { "kubemount umount", true, { (char *)km(), nsopt, (char *)"umount", target } },
                 { "kubemount is-mountpoint", true, { (char *)km(), nsopt, (char *)"is-mountpoint", tree_leaf } },
                 { "mount(8)", false, { MOUNT, (char *)"-t", (char *)"tmpfs", (char *)"none", target } },
@@ -137,8 +138,13 @@ void bench_audit(void) {
         mkdir(target, 0755);
         say("audit: mount-table reads per command (strace) ...");
         for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-                char *argv[24] = { (char *)"strace", (char *)"-f", (char *)"-qq", (char *)"-e",
-                                   (char *)"trace=open,openat,openat2", (char *)"-o", log };
+                char *argv[24] = { (char *)"strace",
+                                   (char *)"-f",
+                                   (char *)"-qq",
+                                   (char *)"-e",
+                                   (char *)"trace=open,openat,openat2",
+                                   (char *)"-o",
+                                   log };
                 size_t k = 7, reads = 0;
                 for (size_t j = 0; cmds[i].argv[j]; j++)
                         argv[k++] = cmds[i].argv[j];

@@ -25,16 +25,25 @@ static double p5_first_shim[2] = { NAN, NAN }, p5_first_real[2] = { NAN, NAN };
 static long p5_first_mounts;
 
 static void p5_argv(char **argv, const char *nsenter, const char *path) {
-        char *const a[] = { (char *)nsenter, nsenter_opt, (char *)"--", FINDMNT, (char *)"-o",
-                            (char *)"target,fstype", (char *)"--noheadings", (char *)"--first-only",
-                            (char *)"--target", (char *)path, NULL };
+        char *const a[] = { (char *)nsenter,
+                            nsenter_opt,
+                            (char *)"--",
+                            FINDMNT,
+                            (char *)"-o",
+                            (char *)"target,fstype",
+                            (char *)"--noheadings",
+                            (char *)"--first-only",
+                            (char *)"--target",
+                            (char *)path,
+                            NULL };
         memcpy(argv, a, sizeof(a));
 }
 
 /* execve calls (attempts included) of argv and its children, by strace -f; -1 on error. */
 static long count_execs(char *const argv[]) {
-        char log[600], buf[4096], *sa[24] = { (char *)"strace", (char *)"-f", (char *)"-qq", (char *)"-e",
-                                              (char *)"trace=execve", (char *)"-o", log };
+        char log[600], buf[4096],
+                *sa[24] = { (char *)"strace", (char *)"-f", (char *)"-qq", (char *)"-e", (char *)"trace=execve",
+                            (char *)"-o",     log };
         size_t k = 7;
         long n = 0;
         FILE *f;
@@ -95,8 +104,8 @@ static void p5_audit(const char *label, char *argv[4][12], const char *const pat
         note(r, "byte-identical for the mount point and a dir inside it: \"%s\"", shown[0]);
         if (strcmp(shown[0], shown[1]) != 0)
                 fail("P5: the mount point and the dir inside it gave different answers");
-        note(r, "execve: shim %ld / %ld, nsenter + findmnt %ld / %ld (mount point / dir)", shim_execs[0],
-             shim_execs[1], real_execs[0], real_execs[1]);
+        note(r, "execve: shim %ld / %ld, nsenter + findmnt %ld / %ld (mount point / dir)", shim_execs[0], shim_execs[1],
+             real_execs[0], real_execs[1]);
 }
 
 void bench_p5(const char *label, long mounts, long n, bool large) {
@@ -126,8 +135,8 @@ void bench_p5(const char *label, long mounts, long n, bool large) {
         }
         for (int k = 0; k < 6; k++)
                 v[k] = calloc(n, sizeof(double));
-        say("P5 %s: findmnt --target probe via the nsenter-compat shim vs nsenter + findmnt, %ld runs each ...",
-            label, n);
+        say("P5 %s: findmnt --target probe via the nsenter-compat shim vs nsenter + findmnt, %ld runs each ...", label,
+            n);
         /*
          * Kinds: 0/1 shim/real on the mount point, 2/3 on the dir, 4 nsenter
          * -m -- /bin/true, 5 /bin/true (the exec floor).  Interleaved, each

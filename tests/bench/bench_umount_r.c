@@ -89,12 +89,13 @@ void bench_p4(void) {
                 struct p4_point *b = &pts[opt.n_peer_sizes - 1];
                 extrap = b->peer * pow((double)opt.mounts / (double)b->n, 2.0);
         }
-        snprintf(name, sizeof(name), "P4 [%ld mounts]: kubemount umount -R vs umount -R (extrapolated)",
-                 opt.mounts);
+        snprintf(name, sizeof(name), "P4 [%ld mounts]: kubemount umount -R vs umount -R (extrapolated)", opt.mounts);
         r = add_result(name, ours_big, extrap);
         snprintf(r->goal, sizeof(r->goal), "≤ 2 s");
         r->verdict = ours_big <= 2.0 ? PASS : MISS;
-        note(r, "peer NOT run at %ld: extrapolated as n^2 from %ld mounts (measured growth %ld..%ld: n^%.2f; TESTBED: ~620 s)",
+        note(r,
+             "peer NOT run at %ld: extrapolated as n^2 from %ld mounts (measured growth %ld..%ld: n^%.2f; TESTBED: "
+             "~620 s)",
              opt.mounts, pts[opt.n_peer_sizes ? opt.n_peer_sizes - 1 : 0].n, pts[0].n,
              pts[opt.n_peer_sizes ? opt.n_peer_sizes - 1 : 0].n, k);
         note(r, "runs: %s s", runs);

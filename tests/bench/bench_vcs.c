@@ -37,24 +37,22 @@
 #define UNIFIED CGROUP_FS "/unified"
 #define P6_NAME "kmb-p6-"
 
-static char cg_parent[64];    /* KUBEMOUNT_CGROUP_PARENT, named after our pid outside the sandbox */
-static char peer_prefix[64];  /* crun/runc container ids, hence their cgroups */
-static char state_dir[600];   /* KUBEMOUNT_STATE_DIR */
+static char cg_parent[64];   /* KUBEMOUNT_CGROUP_PARENT, named after our pid outside the sandbox */
+static char peer_prefix[64]; /* crun/runc container ids, hence their cgroups */
+static char state_dir[600];  /* KUBEMOUNT_STATE_DIR */
 static char bundle[600], bundle_orig[600], crun_root[600], runc_root[600];
 static char **env_vcs;
 static char *CRUN, *RUNC;
 static pid_t agent_pid = -1;
 static long peer_seq;
 static bool ready, config_checked;
-static char config_change[400]; /* what the peers' config differs in, "" when nothing */
-static char config_errors[400]; /* how a peer rejected the generated config */
-static bool unified_in_a;       /* A has the cgroup2 mount (C must not take it from A) */
+static char config_change[400];  /* what the peers' config differs in, "" when nothing */
+static char config_errors[400];  /* how a peer rejected the generated config */
+static bool unified_in_a;        /* A has the cgroup2 mount (C must not take it from A) */
 static double first_small = NAN; /* the first run on the small host: agent auto-start included */
 
 /* ------------------------------------------------------------------ */
 /* helpers */
-
-
 
 static bool km_ok(char *const argv[]) {
         int st = run_fds(argv, env_vcs, -1, -1);
@@ -156,8 +154,8 @@ void vcs_cleanup_outer(void) {
         int left = opt.rootfs ? cgroup_sweep() : 0;
 
         if (left)
-                fprintf(stderr, "kubemount-bench: %d cgroup(s) %s* / %s* left under %s\n", left, cg_parent,
-                        peer_prefix, CGROUP_FS);
+                fprintf(stderr, "kubemount-bench: %d cgroup(s) %s* / %s* left under %s\n", left, cg_parent, peer_prefix,
+                        CGROUP_FS);
 }
 
 /* ------------------------------------------------------------------ */
@@ -200,7 +198,7 @@ static pid_t find_agent(void) {
 
 /* One `kubemount run -- true`; the seconds it took, or -1. */
 static double run_true(void) {
-        char *argv[] = { (char *)km(), (char *)"run", (char *)"--rootfs", (char *)opt.rootfs, (char *)"--",
+        char *argv[] = { (char *)km(),   (char *)"run", (char *)"--rootfs", (char *)opt.rootfs, (char *)"--",
                          (char *)"true", NULL };
         double t = now();
         return km_ok(argv) ? now() - t : -1;
@@ -254,7 +252,6 @@ static void agent_stop(void) {
 /* ------------------------------------------------------------------ */
 /* set-up and tear-down (in the sandbox) */
 
-
 /*
  * The bundles: BUNDLE_ORIG holds the config kubemount prints, BUNDLE the
  * one the peers are timed with (the same, or with config_change applied).
@@ -267,8 +264,8 @@ static bool write_config(const char *dir, json_t *config) {
 }
 
 bool vcs_setup(void) {
-        char *spec_argv[] = { (char *)km(), (char *)"run", (char *)"--rootfs", (char *)opt.rootfs,
-                              (char *)"--print-spec", (char *)"--", (char *)"true", NULL };
+        char *spec_argv[] = { (char *)km(),           (char *)"run", (char *)"--rootfs", (char *)opt.rootfs,
+                              (char *)"--print-spec", (char *)"--",  (char *)"true",     NULL };
         char e1[700], e2[128], e3[4200];
         char *text;
         json_t *config;
@@ -387,8 +384,8 @@ static int crun_ns_make(void) {
 }
 
 static void peer_argv(char **argv, const char *runtime, const char *root, const char *dir, char *id) {
-        char *const a[] = { (char *)runtime, (char *)"--root", (char *)root, (char *)"run", (char *)"--bundle",
-                            (char *)dir, id, NULL };
+        char *const a[] = { (char *)runtime,    (char *)"--root", (char *)root, (char *)"run",
+                            (char *)"--bundle", (char *)dir,      id,           NULL };
         memcpy(argv, a, sizeof(a));
 }
 
@@ -458,9 +455,9 @@ static bool check_config(int ns_c) {
                 const char *type = json_string_value(json_object_get(d, "type"));
                 json_int_t major = json_integer_value(json_object_get(d, "major"));
                 json_int_t minor = json_integer_value(json_object_get(d, "minor"));
-                json_array_append_new(rules, json_pack("{s:b, s:s, s:I, s:I, s:s}", "allow", 1, "type",
-                                                       type ? type : "c", "major", major, "minor", minor, "access",
-                                                       "rwm"));
+                json_array_append_new(rules,
+                                      json_pack("{s:b, s:s, s:I, s:I, s:s}", "allow", 1, "type", type ? type : "c",
+                                                "major", major, "minor", minor, "access", "rwm"));
                 if (p < config_change + sizeof(config_change) - 16)
                         p += snprintf(p, config_change + sizeof(config_change) - p, " %s %lld:%lld", type ? type : "c",
                                       (long long)major, (long long)minor);
@@ -476,8 +473,8 @@ static bool check_config(int ns_c) {
         say("  the peers are timed with this change: %s", config_change);
         if ((CRUN && (st[0] = peer_try(CRUN, crun_root, bundle, ns_c, msg[0], sizeof(msg[0]))) != 0) ||
             (RUNC && (st[1] = peer_try(RUNC, runc_root, bundle, ns_a, msg[1], sizeof(msg[1]))) != 0)) {
-                fail("the peers still reject the config with %s: crun %d %s / runc %d %s", config_change, st[0],
-                     msg[0], st[1], msg[1]);
+                fail("the peers still reject the config with %s: crun %d %s / runc %d %s", config_change, st[0], msg[0],
+                     st[1], msg[1]);
                 return false;
         }
         return true;
@@ -494,8 +491,13 @@ static void peers_tidy(int ns_c) {
                 int left = 0;
 
                 while (d && (e = readdir(d))) {
-                        char *argv[] = { runtimes[k], (char *)"--root", (char *)roots[k], (char *)"delete",
-                                         (char *)"-f", e->d_name, NULL };
+                        char *argv[] = { runtimes[k],
+                                         (char *)"--root",
+                                         (char *)roots[k],
+                                         (char *)"delete",
+                                         (char *)"-f",
+                                         e->d_name,
+                                         NULL };
                         if (e->d_name[0] == '.')
                                 continue;
                         left++;
@@ -521,7 +523,7 @@ static char ctr_cgroup[200]; /* the cgroup `kubemount run` put its container in 
 void bench_p2(const char *label, long n, bool large) {
         double *v[N_KINDS], m[N_KINDS], first = NAN;
         char name[160], id[96], *argv[N_KINDS][8];
-        char *km_argv[] = { (char *)km(), (char *)"run", (char *)"--rootfs", (char *)opt.rootfs, (char *)"--",
+        char *km_argv[] = { (char *)km(),   (char *)"run", (char *)"--rootfs", (char *)opt.rootfs, (char *)"--",
                             (char *)"true", NULL };
         char *true_argv[] = { (char *)"/bin/true", NULL };
         bool have[N_KINDS] = { true, CRUN != NULL, RUNC != NULL, true };
@@ -563,8 +565,8 @@ void bench_p2(const char *label, long n, bool large) {
                 goto out;
         if (!large) {
                 /* crun and runc make a cgroup per container: does kubemount run? */
-                char *cat[] = { (char *)km(), (char *)"run", (char *)"--rootfs", (char *)opt.rootfs, (char *)"--",
-                                (char *)"cat", (char *)"/proc/self/cgroup", NULL };
+                char *cat[] = { (char *)km(), (char *)"run", (char *)"--rootfs",          (char *)opt.rootfs,
+                                (char *)"--", (char *)"cat", (char *)"/proc/self/cgroup", NULL };
                 char *text = capture(cat, env_vcs), *path = text ? strchr(text, ':') : NULL;
 
                 path = path ? strchr(path + 1, ':') : NULL;
@@ -612,8 +614,9 @@ void bench_p2(const char *label, long n, bool large) {
                         goal_ratio_max(r, 1.0);
                 else
                         note(r, "crun is not installed");
-                note(r, "%ld runs, interleaved, 50 ms pause after each peer; the same rootfs and config (kubemount run "
-                        "--print-spec)%s; agent warm; crun from a child namespace without %s",
+                note(r,
+                     "%ld runs, interleaved, 50 ms pause after each peer; the same rootfs and config (kubemount run "
+                     "--print-spec)%s; agent warm; crun from a child namespace without %s",
                      n, config_change[0] ? ", peers with the change below" : "", UNIFIED);
                 note(r, "cgroup of kubemount's container: %s (crun and runc make one per container)", ctr_cgroup);
                 snprintf(name, sizeof(name), "P2 %s: kubemount run -- true vs runc run", label);
@@ -628,16 +631,18 @@ void bench_p2(const char *label, long n, bool large) {
                         note(r, "crun and runc timed with: %s", config_change);
                 snprintf(name, sizeof(name), "P2 %s: floor: /bin/true exec vs kubemount run -- true", label);
                 r = add_result(name, m[K_TRUE], m[K_KM]);
-                note(r, "one exec, the floor of any command; crun %.2f ms, runc %.2f ms; first run (agent "
-                        "auto-start) %.1f ms",
+                note(r,
+                     "one exec, the floor of any command; crun %.2f ms, runc %.2f ms; first run (agent "
+                     "auto-start) %.1f ms",
                      m[K_CRUN] * 1e3, m[K_RUNC] * 1e3, first_small * 1e3);
         } else {
                 snprintf(name, sizeof(name), "P2b %s: kubemount run -- true vs the same at %ld mounts", label,
                          small_mounts);
                 r = add_result(name, m[K_KM], small[K_KM]);
                 goal_ratio_max(r, 1.5);
-                note(r, "%ld runs, 250 ms pause after each peer; agent restarted once the mounts were there (first "
-                        "run, auto-start: %.1f ms); /bin/true %.2f ms here, %.2f ms at %ld mounts",
+                note(r,
+                     "%ld runs, 250 ms pause after each peer; agent restarted once the mounts were there (first "
+                     "run, auto-start: %.1f ms); /bin/true %.2f ms here, %.2f ms at %ld mounts",
                      n, first * 1e3, m[K_TRUE] * 1e3, small[K_TRUE] * 1e3, small_mounts);
                 snprintf(name, sizeof(name), "P2b %s: crun run vs the same at %ld mounts", label, small_mounts);
                 r = add_result(name, m[K_CRUN], small[K_CRUN]);
@@ -709,9 +714,10 @@ void bench_p6(int n) {
         }
         say("P6: memory of kubemount's processes with %d detached containers (sleep 1000) ...", n);
         for (int i = 0; i < n; i++) {
-                char *argv[] = { (char *)km(), (char *)"run", (char *)"-d", (char *)"--name", names[i],
-                                 (char *)"--rootfs", (char *)opt.rootfs, (char *)"--", (char *)"sleep", (char *)"1000",
-                                 NULL };
+                char *argv[] = { (char *)km(),       (char *)"run", (char *)"-d",
+                                 (char *)"--name",   names[i],      (char *)"--rootfs",
+                                 (char *)opt.rootfs, (char *)"--",  (char *)"sleep",
+                                 (char *)"1000",     NULL };
                 double t;
                 snprintf(names[i], sizeof(names[i]), P6_NAME "%d", i);
                 t = now();
@@ -772,8 +778,9 @@ void bench_p6(int n) {
                          agent1.rss, agent1.pss, agent1.uss, n, (double)agent1.rss / n, (double)agent1.pss / n,
                          (double)agent1.uss / n);
                 r = add_result(name, NAN, NAN);
-                note(r, "with no container: RSS %ld / PSS %ld / USS %ld KiB (its USS falls as the forked inits "
-                        "come to share its pages)",
+                note(r,
+                     "with no container: RSS %ld / PSS %ld / USS %ld KiB (its USS falls as the forked inits "
+                     "come to share its pages)",
                      agent0.rss, agent0.pss, agent0.uss);
         }
 out:

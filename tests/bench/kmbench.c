@@ -238,8 +238,9 @@ int main(int argc, char **argv) {
         }
         for (size_t i = 0; i < opt.n_peer_sizes; i++)
                 if (opt.peer_sizes[i] < 10 || opt.peer_sizes[i] > 5000) {
-                        fprintf(stderr, "kubemount-bench: --peer-sizes must be 10..5000 (util-linux umount -R is "
-                                        "quadratic: ~620 s at 20,000)\n");
+                        fprintf(stderr,
+                                "kubemount-bench: --peer-sizes must be 10..5000 (util-linux umount -R is "
+                                "quadratic: ~620 s at 20,000)\n");
                         return 2;
                 }
         if (!find_peers())

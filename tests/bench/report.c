@@ -125,7 +125,8 @@ struct result *add_result(const char *name, double ours, double peer) {
         /* The pressure of the last 10 s, i.e. while this was measured. */
         section_pressure = cpu_pressure();
         if (section_pressure > 5.0)
-                snprintf(r->note, sizeof(r->note), "noisy? CPU pressure %.0f%% during the measurement", section_pressure);
+                snprintf(r->note, sizeof(r->note), "noisy? CPU pressure %.0f%% during the measurement",
+                         section_pressure);
         return r;
 }
 
@@ -181,7 +182,10 @@ static void print_results(FILE *f, bool markdown) {
                 fmt_ratio(r->ratio, c, sizeof(c));
                 if (markdown)
                         fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", r->name, a, b, c, r->goal,
-                                r->verdict == INFO ? "info" : r->verdict == PASS ? "**PASS**" : "**MISS**", r->note);
+                                r->verdict == INFO   ? "info"
+                                : r->verdict == PASS ? "**PASS**"
+                                                     : "**MISS**",
+                                r->note);
                 else {
                         fputs(r->name, f);
                         pad(f, r->name, 66, false);

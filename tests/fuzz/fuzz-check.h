@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define check(expr)                                                                                        \
-        do {                                                                                               \
-                if (!(expr)) {                                                                             \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr);           \
-                        abort();                                                                           \
-                }                                                                                          \
+#define check(expr)                                                                                                    \
+        do {                                                                                                           \
+                if (!(expr)) {                                                                                         \
+                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr);                       \
+                        abort();                                                                                       \
+                }                                                                                                      \
         } while (0)
 
 /*

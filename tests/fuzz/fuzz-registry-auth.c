@@ -138,8 +138,7 @@ static void fuzz_challenge(const char *header) {
                 if (v) {
                         char *q = quote(v), *again = NULL, *h = NULL;
 
-                        check(asprintf(&h, "Basic realm=\"x\", Bearer %s=%s,other=\"a,b\"", bearer_params[i], q) >=
-                              0);
+                        check(asprintf(&h, "Basic realm=\"x\", Bearer %s=%s,other=\"a,b\"", bearer_params[i], q) >= 0);
                         r = challenge(h, "Bearer", bearer_params[i], &again);
                         if (r != -ENOMEM) {
                                 check(r == 1 && again);
@@ -237,8 +236,8 @@ static bool from_an_entry(const char *text, size_t size, const char *basic) {
                 else if (u && p) {
                         size_t ul = strlen(u);
 
-                        found = found || (strncmp(basic, u, ul) == 0 && basic[ul] == ':' &&
-                                          strcmp(basic + ul + 1, p) == 0);
+                        found = found ||
+                                (strncmp(basic, u, ul) == 0 && basic[ul] == ':' && strcmp(basic + ul + 1, p) == 0);
                 }
         }
         json_decref(root);

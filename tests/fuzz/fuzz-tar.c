@@ -100,11 +100,11 @@ static int check_node(const char *path, const struct stat *st, int flag, struct 
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static const struct unpack_limits lim = {.max_bytes = 8 << 20,
-                                                 .max_entries = 2000,
-                                                 .max_file = 4 << 20,
-                                                 .max_image_bytes = 7 << 20,
-                                                 .image_bytes_before = 1 << 20};
+        static const struct unpack_limits lim = { .max_bytes = 8 << 20,
+                                                  .max_entries = 2000,
+                                                  .max_file = 4 << 20,
+                                                  .max_image_bytes = 7 << 20,
+                                                  .image_bytes_before = 1 << 20 };
         struct unpack_stats stats = {};
         struct km_error err = {};
         int fd, rootfd, r;

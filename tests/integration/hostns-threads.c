@@ -110,7 +110,6 @@ int main(int argc, char **argv) {
                 pthread_join(workers[i], NULL);
         atomic_store(&done, true);
         pthread_join(watch, NULL);
-        printf("hostns-threads: %d workers x %d host mounts, %d failures\n", WORKERS, ROUNDS,
-               atomic_load(&failures));
+        printf("hostns-threads: %d workers x %d host mounts, %d failures\n", WORKERS, ROUNDS, atomic_load(&failures));
         return atomic_load(&failures) ? 1 : 0;
 }

@@ -77,14 +77,14 @@ static int pull(const char *text, const char *dir, const struct registry_options
 
 int main(int argc, char **argv) {
         static const struct option longopts[] = {
-                {"insecure", required_argument, NULL, 'i'},  {"certs-dir", required_argument, NULL, 'c'},
-                {"auth-file", required_argument, NULL, 'a'}, {"retries", required_argument, NULL, 'r'},
-                {"progress", no_argument, NULL, 'p'},        {"debug", no_argument, NULL, 'd'},
-                {"manifest-only", no_argument, NULL, 'm'},   {},
+                { "insecure", required_argument, NULL, 'i' },  { "certs-dir", required_argument, NULL, 'c' },
+                { "auth-file", required_argument, NULL, 'a' }, { "retries", required_argument, NULL, 'r' },
+                { "progress", no_argument, NULL, 'p' },        { "debug", no_argument, NULL, 'd' },
+                { "manifest-only", no_argument, NULL, 'm' },   {},
         };
         char *insecure[MAX_LIST + 1] = {}, *auth_files[MAX_LIST + 1] = {};
         size_t n_insecure = 0, n_auth = 0;
-        struct registry_options o = {.insecure = insecure, .progress_fd = -1};
+        struct registry_options o = { .insecure = insecure, .progress_fd = -1 };
         struct km_error err = {};
         char digest[DIGEST_STRING_MAX];
         bool manifest_only = false;

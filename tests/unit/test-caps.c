@@ -105,7 +105,7 @@ static uint64_t status_mask(const char *key) {
 }
 
 static void test_get_current_matches_proc(void **state) {
-        struct caps_sets s = {.bounding = 0xdead};
+        struct caps_sets s = { .bounding = 0xdead };
 
         assert_int_equal(caps_get_current(&s), 0);
         assert_int_equal(s.effective, status_mask("CapEff"));

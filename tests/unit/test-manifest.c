@@ -29,7 +29,8 @@
 
 #define OCI_CFG "{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA "','size':1470}"
 #define LAYER(mt, d) "{'mediaType':'" mt "','digest':'" d "','size':3623807}"
-#define OCI_MANIFEST_WITH(layers) "{'schemaVersion':2,'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG ",'layers':[" layers "]}"
+#define OCI_MANIFEST_WITH(layers)                                                                                      \
+        "{'schemaVersion':2,'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG ",'layers':[" layers "]}"
 #define GOOD_LAYER LAYER(MT_OCI_LAYER_GZIP, DB)
 
 /* s with every ' turned into " (malloc'ed). */
@@ -79,19 +80,25 @@ static void parse_bad(const char *json, const char *content_type, const char *ms
 
 /* What registry:2 serves for a `docker push` (Docker Hub the same for older images). */
 static const char docker_manifest[] =
-        "{\n   'schemaVersion': 2,\n   'mediaType': '" MT_DOCKER_MANIFEST "',\n"
-        "   'config': {\n      'mediaType': '" MT_DOCKER_CONFIG "',\n      'size': 1457,\n      'digest': '" DA "'\n   },\n"
-        "   'layers': [\n      {\n         'mediaType': '" MT_DOCKER_LAYER_GZIP "',\n         'size': 2220094,\n"
-        "         'digest': '" DB "'\n      },\n      {\n         'mediaType': '" MT_DOCKER_LAYER_GZIP "',\n"
+        "{\n   'schemaVersion': 2,\n   'mediaType': '" MT_DOCKER_MANIFEST
+        "',\n"
+        "   'config': {\n      'mediaType': '" MT_DOCKER_CONFIG "',\n      'size': 1457,\n      'digest': '" DA
+        "'\n   },\n"
+        "   'layers': [\n      {\n         'mediaType': '" MT_DOCKER_LAYER_GZIP
+        "',\n         'size': 2220094,\n"
+        "         'digest': '" DB "'\n      },\n      {\n         'mediaType': '" MT_DOCKER_LAYER_GZIP
+        "',\n"
         "         'size': 32,\n         'digest': '" DC "'\n      }\n   ]\n}";
 
 /* A buildkit OCI image: annotations, zstd and plain tar layers. */
-static const char oci_manifest[] =
-        "{'schemaVersion':2,'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG ",'layers':["
-        "{'mediaType':'" MT_OCI_LAYER_ZSTD "','digest':'" DB "','size':3623807},"
-        "{'mediaType':'" MT_OCI_LAYER_TAR "','digest':'" DC "','size':0,'annotations':{'x':'y'}}],"
-        "'annotations':{'org.opencontainers.image.created':'2024-01-01T00:00:00Z',"
-        "'org.opencontainers.image.source':'https://github.com/kubemount/fuse-tools'}}";
+static const char oci_manifest[] = "{'schemaVersion':2,'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG
+                                   ",'layers':["
+                                   "{'mediaType':'" MT_OCI_LAYER_ZSTD "','digest':'" DB
+                                   "','size':3623807},"
+                                   "{'mediaType':'" MT_OCI_LAYER_TAR "','digest':'" DC
+                                   "','size':0,'annotations':{'x':'y'}}],"
+                                   "'annotations':{'org.opencontainers.image.created':'2024-01-01T00:00:00Z',"
+                                   "'org.opencontainers.image.source':'https://github.com/kubemount/fuse-tools'}}";
 
 /* Docker Hub's official images today: an OCI index with attestation manifests. */
 #define ENTRY(mt, d, platform) "{'mediaType':'" mt "','digest':'" d "','size':610,'platform':" platform "}"
@@ -115,14 +122,17 @@ static const char hub_index[] =
         "],'mediaType':'" MT_OCI_INDEX "','schemaVersion':2}";
 
 /* A Docker manifest list (docker buildx before OCI, most of Docker Hub's history). */
+// clang-format off
 static const char docker_list[] =
         "{'schemaVersion':2,'mediaType':'" MT_DOCKER_LIST "','manifests':["
         ENTRY(MT_DOCKER_MANIFEST, DA, "{'architecture':'amd64','os':'linux'}") ","
         ENTRY(MT_DOCKER_MANIFEST, DB, "{'architecture':'arm64','os':'linux','variant':'v8'}") ","
         ENTRY(MT_DOCKER_MANIFEST, DC, "{'architecture':'arm','os':'linux','variant':'v7','features':['sse4']}") "]}";
+// clang-format on
 
 static void test_accept_header(void **state) {
-        assert_string_equal(manifest_accept, MT_OCI_MANIFEST ", " MT_OCI_INDEX ", " MT_DOCKER_MANIFEST ", " MT_DOCKER_LIST);
+        assert_string_equal(manifest_accept,
+                            MT_OCI_MANIFEST ", " MT_OCI_INDEX ", " MT_DOCKER_MANIFEST ", " MT_DOCKER_LIST);
 }
 
 static void test_docker_manifest(void **state) {
@@ -210,14 +220,16 @@ static void test_other_layer_types(void **state) {
         struct manifest m = {};
 
         /* Nondistributable / foreign layers are ordinary blobs when they carry no urls. */
-        parse_ok(OCI_MANIFEST_WITH(LAYER("application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", DB) ","
-                                   LAYER("application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", DC) ","
-                                   LAYER(MT_OCI_LAYER_TAR, DD)), NULL, &m);
+        parse_ok(OCI_MANIFEST_WITH(LAYER("application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+                                         DB) "," LAYER("application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+                                                       DC) "," LAYER(MT_OCI_LAYER_TAR, DD)),
+                 NULL, &m);
         assert_int_equal(m.n_layers, 3);
         manifest_done(&m);
         /* Sizes up to 2^53 and repeated layers (the empty gzip layer) are fine. */
-        parse_ok(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':9007199254740992},"
-                                   GOOD_LAYER), NULL, &m);
+        parse_ok(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB
+                                   "','size':9007199254740992}," GOOD_LAYER),
+                 NULL, &m);
         assert_int_equal(m.layers[0].size, UINT64_C(9007199254740992));
         manifest_done(&m);
 }
@@ -225,16 +237,19 @@ static void test_other_layer_types(void **state) {
 /* ---- refusals ---- */
 
 static void test_refuse_manifest_and_index(void **state) {
-        parse_bad("{'schemaVersion':2,'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG ",'layers':[],'manifests':[]}",
+        parse_bad("{'schemaVersion':2,'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG
+                  ",'layers':[],'manifests':[]}",
                   NULL, "a manifest that is also an index");
         parse_bad("{'schemaVersion':2,'mediaType':'" MT_OCI_INDEX "','layers':[],'manifests':[]}", MT_OCI_INDEX,
                   "a manifest that is also an index");
-        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'manifests':[]}", NULL, "has both \"config\" and \"manifests\"");
+        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'manifests':[]}", NULL,
+                  "has both \"config\" and \"manifests\"");
         /* One kind declared, the other's fields present. */
         parse_bad("{'schemaVersion':2,'manifests':[]}", MT_OCI_MANIFEST, "manifests: not allowed in an image manifest");
         parse_bad("{'schemaVersion':2,'mediaType':'" MT_DOCKER_MANIFEST "','manifests':[]}", NULL,
                   "manifests: not allowed in an image manifest");
-        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':[]}", MT_OCI_INDEX, "layers: not allowed in an index");
+        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':[]}", MT_OCI_INDEX,
+                  "layers: not allowed in an index");
         parse_bad("{'schemaVersion':2,'mediaType':'" MT_DOCKER_LIST "','config':" OCI_CFG "}", NULL,
                   "config: not allowed in an index");
         parse_bad("{'schemaVersion':2}", NULL, "neither \"layers\" nor \"manifests\"");
@@ -257,7 +272,8 @@ static void test_refuse_media_type_mismatch(void **state) {
 }
 
 static void test_refuse_schema_version(void **state) {
-        parse_bad("{'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG ",'layers':[]}", NULL, "schemaVersion: missing");
+        parse_bad("{'mediaType':'" MT_OCI_MANIFEST "','config':" OCI_CFG ",'layers':[]}", NULL,
+                  "schemaVersion: missing");
         parse_bad("{'schemaVersion':1,'config':" OCI_CFG ",'layers':[]}", NULL, "schemaVersion: 1 is not supported");
         parse_bad("{'schemaVersion':'2','config':" OCI_CFG ",'layers':[]}", NULL,
                   "schemaVersion: must be an integer, not a string");
@@ -272,82 +288,103 @@ static void test_refuse_bad_digests(void **state) {
                   "layers[0].digest: not a sha256 digest");
         parse_bad(OCI_MANIFEST_WITH(LAYER(MT_OCI_LAYER_GZIP, "sha512:" HEX64("a") HEX64("a"))), NULL,
                   "layers[0].digest: not a sha256 digest");
-        parse_bad(OCI_MANIFEST_WITH(LAYER(MT_OCI_LAYER_GZIP, DA "/../x")), NULL, "layers[0].digest: not a sha256 digest");
+        parse_bad(OCI_MANIFEST_WITH(LAYER(MT_OCI_LAYER_GZIP, DA "/../x")), NULL,
+                  "layers[0].digest: not a sha256 digest");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':5,'size':1}"), NULL,
                   "layers[0].digest: must be a string, not an integer");
-        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','size':1}"), NULL, "layers[0].digest: missing");
-        parse_bad("{'schemaVersion':2,'config':{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA "x','size':1},'layers':[]}",
+        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','size':1}"), NULL,
+                  "layers[0].digest: missing");
+        parse_bad("{'schemaVersion':2,'config':{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA
+                  "x','size':1},'layers':[]}",
                   NULL, "config.digest: not a sha256 digest");
-        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, "sha256:../../x", "{'os':'linux','architecture':'amd64'}") "]}",
+        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, "sha256:../../x",
+                                                           "{'os':'linux','architecture':'amd64'}") "]}",
                   NULL, "manifests[0].digest: not a sha256 digest");
 }
 
 static void test_refuse_foreign_urls(void **state) {
-        parse_bad(OCI_MANIFEST_WITH(GOOD_LAYER ",{'mediaType':'application/vnd.docker.image.rootfs.foreign.diff.tar.gzip',"
-                                    "'digest':'" DC "','size':1,'urls':['https://evil.example/x']}"), NULL,
-                  "manifest: layers[1].urls: foreign URLs are not allowed");
+        parse_bad(OCI_MANIFEST_WITH(GOOD_LAYER
+                                    ",{'mediaType':'application/vnd.docker.image.rootfs.foreign.diff.tar.gzip',"
+                                    "'digest':'" DC "','size':1,'urls':['https://evil.example/x']}"),
+                  NULL, "manifest: layers[1].urls: foreign URLs are not allowed");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DC "','size':1,'urls':[]}"), NULL,
                   "layers[0].urls: foreign URLs");
-        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DC "','size':1,'urls':null}"), NULL,
-                  "layers[0].urls: foreign URLs");
-        parse_bad("{'schemaVersion':2,'config':{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA "','size':1,'urls':['http://x']},"
-                  "'layers':[]}", NULL, "config.urls: foreign URLs");
-        parse_bad("{'schemaVersion':2,'manifests':[{'mediaType':'" MT_OCI_MANIFEST "','digest':'" DA "','size':1,"
-                  "'urls':['http://x'],'platform':{'os':'linux','architecture':'amd64'}}]}", NULL, "manifests[0].urls: foreign URLs");
+        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DC "','size':1,'urls':null}"),
+                  NULL, "layers[0].urls: foreign URLs");
+        parse_bad("{'schemaVersion':2,'config':{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA
+                  "','size':1,'urls':['http://x']},"
+                  "'layers':[]}",
+                  NULL, "config.urls: foreign URLs");
+        parse_bad("{'schemaVersion':2,'manifests':[{'mediaType':'" MT_OCI_MANIFEST "','digest':'" DA
+                  "','size':1,"
+                  "'urls':['http://x'],'platform':{'os':'linux','architecture':'amd64'}}]}",
+                  NULL, "manifests[0].urls: foreign URLs");
 }
 
 static void test_refuse_descriptor_fields(void **state) {
         parse_bad("{'schemaVersion':2,'layers':[]}", NULL, "config: missing");
         parse_bad("{'schemaVersion':2,'config':[],'layers':[]}", NULL, "config: must be an object, not an array");
-        parse_bad("{'schemaVersion':2,'config':{'digest':'" DA "','size':1},'layers':[]}", NULL, "config.mediaType: missing");
-        parse_bad("{'schemaVersion':2,'config':{'mediaType':'application/vnd.cncf.helm.config.v1+json','digest':'" DA "','size':1},"
-                  "'layers':[]}", NULL, "config.mediaType: \"application/vnd.cncf.helm.config.v1+json\" is not an image config");
-        parse_bad("{'schemaVersion':2,'config':{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA "','size':-1},'layers':[]}", NULL,
-                  "config.size: -1 is not in 0..2^53");
-        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':9007199254740993}"), NULL,
-                  "layers[0].size: 9007199254740993 is not in 0..2^53");
+        parse_bad("{'schemaVersion':2,'config':{'digest':'" DA "','size':1},'layers':[]}", NULL,
+                  "config.mediaType: missing");
+        parse_bad("{'schemaVersion':2,'config':{'mediaType':'application/vnd.cncf.helm.config.v1+json','digest':'" DA
+                  "','size':1},"
+                  "'layers':[]}",
+                  NULL, "config.mediaType: \"application/vnd.cncf.helm.config.v1+json\" is not an image config");
+        parse_bad("{'schemaVersion':2,'config':{'mediaType':'" MT_OCI_CONFIG "','digest':'" DA
+                  "','size':-1},'layers':[]}",
+                  NULL, "config.size: -1 is not in 0..2^53");
+        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':9007199254740993}"),
+                  NULL, "layers[0].size: 9007199254740993 is not in 0..2^53");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':'12'}"), NULL,
                   "layers[0].size: must be an integer, not a string");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':1.5}"), NULL,
                   "layers[0].size: must be an integer, not a number");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':1e3}"), NULL,
                   "layers[0].size: must be an integer, not a number");
-        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "'}"), NULL, "layers[0].size: missing");
+        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "'}"), NULL,
+                  "layers[0].size: missing");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','size':null}"), NULL,
                   "layers[0].size: missing");
-        parse_bad(OCI_MANIFEST_WITH(LAYER("application/vnd.oci.image.layer.v1.tar+bzip2", DB)), NULL,
-                  "layers[0].mediaType: \"application/vnd.oci.image.layer.v1.tar+bzip2\" is not a supported layer type");
+        parse_bad(
+                OCI_MANIFEST_WITH(LAYER("application/vnd.oci.image.layer.v1.tar+bzip2", DB)), NULL,
+                "layers[0].mediaType: \"application/vnd.oci.image.layer.v1.tar+bzip2\" is not a supported layer type");
         parse_bad(OCI_MANIFEST_WITH(LAYER(MT_OCI_CONFIG, DB)), NULL, "is not a supported layer type");
         parse_bad(OCI_MANIFEST_WITH("{'mediaType':'a/b\\u001b[31m','digest':'" DB "','size':1}"), NULL,
                   "layers[0].mediaType: not a media type");
-        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'','digest':'" DB "','size':1}"), NULL, "layers[0].mediaType: not a media type");
+        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'','digest':'" DB "','size':1}"), NULL,
+                  "layers[0].mediaType: not a media type");
         parse_bad(OCI_MANIFEST_WITH(GOOD_LAYER ",[]"), NULL, "layers[1]: must be an object, not an array");
         parse_bad(OCI_MANIFEST_WITH(GOOD_LAYER ",'x'"), NULL, "layers[1]: must be an object, not a string");
         parse_bad("{'schemaVersion':2,'config':" OCI_CFG "}", NULL, "layers: missing");
-        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':{}}", NULL, "layers: must be an array, not an object");
-        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':true}", NULL, "layers: must be an array, not a boolean");
+        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':{}}", NULL,
+                  "layers: must be an array, not an object");
+        parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':true}", NULL,
+                  "layers: must be an array, not a boolean");
 }
 
 static void test_refuse_index_entries(void **state) {
         parse_bad("{'schemaVersion':2,'manifests':{}}", NULL, "manifests: must be an array, not an object");
-        parse_bad("{'schemaVersion':2,'manifests':[{'mediaType':'" MT_OCI_MANIFEST "','digest':'" DA "','size':1}]}", NULL,
-                  "manifests[0].platform: missing");
+        parse_bad("{'schemaVersion':2,'manifests':[{'mediaType':'" MT_OCI_MANIFEST "','digest':'" DA "','size':1}]}",
+                  NULL, "manifests[0].platform: missing");
         parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "{'os':'linux'}") "]}", NULL,
                   "manifests[0].platform.architecture: missing");
         parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "{'architecture':'amd64'}") "]}", NULL,
                   "manifests[0].platform.os: missing");
         parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "{'os':1,'architecture':'amd64'}") "]}",
                   NULL, "manifests[0].platform.os: must be a string, not an integer");
-        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "{'os':'linux','architecture':'amd64','variant':'v7\\n'}") "]}",
+        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(
+                          MT_OCI_MANIFEST, DA, "{'os':'linux','architecture':'amd64','variant':'v7\\n'}") "]}",
                   NULL, "manifests[0].platform.variant: may contain only");
-        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "{'os':'','architecture':'amd64'}") "]}",
+        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA,
+                                                           "{'os':'','architecture':'amd64'}") "]}",
                   NULL, "manifests[0].platform.os: must be 1-64 characters");
         parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "'linux/amd64'") "]}", NULL,
                   "manifests[0].platform: must be an object, not a string");
         /* A nested index needs no platform, but one it has must be valid. */
         parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_INDEX, DA, "{'os':'linux'}") "]}", NULL,
                   "manifests[0].platform.architecture: missing");
-        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA, "{'os':'linux','architecture':'amd64'}") ",5]}",
+        parse_bad("{'schemaVersion':2,'manifests':[" ENTRY(MT_OCI_MANIFEST, DA,
+                                                           "{'os':'linux','architecture':'amd64'}") ",5]}",
                   NULL, "manifests[1]: must be an object, not an integer");
 }
 
@@ -361,7 +398,9 @@ static char *big_body(size_t n, bool index) {
         if (index)
                 fputs("{\"schemaVersion\":2,\"manifests\":[", f);
         else
-                fputs("{\"schemaVersion\":2,\"config\":{\"mediaType\":\"" MT_OCI_CONFIG "\",\"digest\":\"" DA "\",\"size\":1},\"layers\":[", f);
+                fputs("{\"schemaVersion\":2,\"config\":{\"mediaType\":\"" MT_OCI_CONFIG "\",\"digest\":\"" DA
+                      "\",\"size\":1},\"layers\":[",
+                      f);
         for (size_t i = 0; i < n; i++)
                 fprintf(f, "%s{\"mediaType\":\"%s\",\"digest\":\"sha256:%064zx\",\"size\":%zu%s}", i ? "," : "",
                         index ? MT_OCI_MANIFEST : MT_OCI_LAYER_GZIP, i, i,
@@ -378,7 +417,9 @@ static void test_limits_counts(void **state) {
         body = big_body(MANIFEST_MAX_LAYERS, false);
         assert_int_equal(manifest_parse(body, strlen(body), NULL, &m, NULL), 0);
         assert_int_equal(m.n_layers, MANIFEST_MAX_LAYERS);
-        assert_string_equal(m.layers[255].digest, "sha256:" "00000000000000000000000000000000000000000000000000000000000000ff");
+        assert_string_equal(m.layers[255].digest,
+                            "sha256:"
+                            "00000000000000000000000000000000000000000000000000000000000000ff");
         manifest_done(&m);
         free(body);
         body = big_body(MANIFEST_MAX_LAYERS + 1, false);
@@ -427,8 +468,9 @@ static void test_refuse_bad_json(void **state) {
         size_t n = 3000;
 
         parse_bad("{'schemaVersion':2,'config':" OCI_CFG ",'layers':[],'layers':[]}", NULL, "duplicate object key");
-        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','digest':'" DC "','size':1}"), NULL,
-                  "duplicate object key");
+        parse_bad(OCI_MANIFEST_WITH("{'mediaType':'" MT_OCI_LAYER_GZIP "','digest':'" DB "','digest':'" DC
+                                    "','size':1}"),
+                  NULL, "duplicate object key");
         parse_bad("{'schemaVersion':2,'schemaVersion':2,'manifests':[]}", NULL, "duplicate object key");
         parse_bad_raw(nul, sizeof(nul) - 1, NULL, "contains a NUL byte");
         parse_bad("{'schemaVersion':2,'manifests':[", NULL, "line 1 column");
@@ -447,8 +489,10 @@ static void test_refuse_bad_json(void **state) {
         memset(p + n, ']', n);
         strcpy(p + 2 * n, "}");
         parse_bad_raw(deep, strlen(deep), NULL, "maximum parsing depth");
-        parse_bad("{'schemaVersion':2,'manifests':[],'annotations':[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-                  NULL, "nested deeper than 32 levels");
+        parse_bad(
+                "{'schemaVersion':2,'manifests':[],'annotations':[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]"
+                "]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+                NULL, "nested deeper than 32 levels");
         free(deep);
 }
 
@@ -484,14 +528,14 @@ static void expect_platforms(const char *index_json, const struct platform_case 
 
 static void test_select_hub_index(void **state) {
         static const struct platform_case cases[] = {
-                { "linux", "amd64", NULL, 0 },       { NULL, "amd64", NULL, 0 },       { "linux", "x86_64", NULL, 0 },
-                { "linux", "arm64", NULL, 4 },       { "linux", "arm64", "v8", 4 },    { "linux", "aarch64", NULL, 4 },
-                { "linux", "arm", NULL, 3 },         { "linux", "arm", "v7", 3 },      { "linux", "arm", "7", 3 },
-                { "linux", "armhf", NULL, 3 },       { "linux", "armel", NULL, 2 },    { "linux", "arm", "v6", 2 },
-                { "linux", "arm", "v5", 1 },         { "linux", "386", NULL, 5 },      { "linux", "i686", NULL, 5 },
-                { "linux", "ppc64le", NULL, 6 },     { "linux", "s390x", NULL, 7 },    { "windows", "amd64", NULL, 9 },
-                { "LINUX", "AMD64", NULL, 0 },       { "linux", "riscv64", NULL, -1 }, { "linux", "mips64le", NULL, -1 },
-                { "linux", "amd64", "v3", 0 },       { "unknown", "unknown", NULL, 8 }, { "darwin", "arm64", NULL, -1 },
+                { "linux", "amd64", NULL, 0 },   { NULL, "amd64", NULL, 0 },        { "linux", "x86_64", NULL, 0 },
+                { "linux", "arm64", NULL, 4 },   { "linux", "arm64", "v8", 4 },     { "linux", "aarch64", NULL, 4 },
+                { "linux", "arm", NULL, 3 },     { "linux", "arm", "v7", 3 },       { "linux", "arm", "7", 3 },
+                { "linux", "armhf", NULL, 3 },   { "linux", "armel", NULL, 2 },     { "linux", "arm", "v6", 2 },
+                { "linux", "arm", "v5", 1 },     { "linux", "386", NULL, 5 },       { "linux", "i686", NULL, 5 },
+                { "linux", "ppc64le", NULL, 6 }, { "linux", "s390x", NULL, 7 },     { "windows", "amd64", NULL, 9 },
+                { "LINUX", "AMD64", NULL, 0 },   { "linux", "riscv64", NULL, -1 },  { "linux", "mips64le", NULL, -1 },
+                { "linux", "amd64", "v3", 0 },   { "unknown", "unknown", NULL, 8 }, { "darwin", "arm64", NULL, -1 },
                 { "linux", "arm", "v4", -1 },
         };
 
@@ -520,10 +564,8 @@ static void test_select_variants(void **state) {
         };
         static const struct platform_case amd64_levels[] = {
                 { "linux", "amd64", NULL, -1 }, /* a plain amd64 cannot run v2/v3 binaries */
-                { "linux", "amd64", "v1", -1 },
-                { "linux", "amd64", "v2", 1 },
-                { "linux", "amd64", "v3", 0 },
-                { "linux", "amd64", "v4", 0 },
+                { "linux", "amd64", "v1", -1 }, { "linux", "amd64", "v2", 1 },
+                { "linux", "amd64", "v3", 0 },  { "linux", "amd64", "v4", 0 },
         };
         static const struct platform_case duplicates[] = {
                 { "linux", "amd64", NULL, 0 },
@@ -533,14 +575,18 @@ static void test_select_variants(void **state) {
 
         expect_platforms("{'schemaVersion':2,'manifests':[" PLAT("arm", V("v5")) "," PLAT("arm", V("v6")) "]}",
                          older_arm, ELEMENTSOF(older_arm));
-        expect_platforms("{'schemaVersion':2,'manifests':[" PLAT("arm", "") "," PLAT("arm", V("v7")) "," PLAT("arm", V("v6")) "]}",
+        // clang-format off
+        expect_platforms("{'schemaVersion':2,'manifests':["
+                         PLAT("arm", "") "," PLAT("arm", V("v7")) "," PLAT("arm", V("v6")) "]}",
                          exact_first, ELEMENTSOF(exact_first));
+        // clang-format on
         expect_platforms("{'schemaVersion':2,'manifests':[" PLAT("arm", V("v6")) "," PLAT("arm", "") "]}",
                          variantless_before_older, ELEMENTSOF(variantless_before_older));
         expect_platforms("{'schemaVersion':2,'manifests':[" PLAT("amd64", V("v3")) "," PLAT("amd64", V("v2")) "]}",
                          amd64_levels, ELEMENTSOF(amd64_levels));
-        expect_platforms("{'schemaVersion':2,'manifests':[" PLAT("amd64", "") "," PLAT("amd64", "") "," PLAT("arm64", "")
-                         "," PLAT("aarch64", V("v8")) "]}", duplicates, ELEMENTSOF(duplicates));
+        expect_platforms("{'schemaVersion':2,'manifests':[" PLAT("amd64", "") "," PLAT("amd64", "") "," PLAT(
+                                 "arm64", "") "," PLAT("aarch64", V("v8")) "]}",
+                         duplicates, ELEMENTSOF(duplicates));
 }
 
 static void test_select_defaults_and_errors(void **state) {
@@ -561,8 +607,9 @@ static void test_select_defaults_and_errors(void **state) {
                 test_note("machine %s: default platform not checked", u.machine);
 
         assert_int_equal(manifest_select_platform(&m, "linux", "riscv64", NULL, &d, &err), -ENOENT);
-        assert_string_equal(err.message, "manifest: no image for linux/riscv64 in the index "
-                                         "(available: linux/amd64, linux/arm64/v8, linux/arm/v7)");
+        assert_string_equal(err.message,
+                            "manifest: no image for linux/riscv64 in the index "
+                            "(available: linux/amd64, linux/arm64/v8, linux/arm/v7)");
         manifest_done(&m);
 
         parse_ok("{'schemaVersion':2,'manifests':[]}", NULL, &m);
@@ -583,9 +630,11 @@ static const char docker_config[] =
         "{'architecture':'amd64','config':{'Hostname':'','Domainname':'','User':'','AttachStdin':false,"
         "'AttachStdout':false,'AttachStderr':false,'Tty':false,'OpenStdin':false,'StdinOnce':false,"
         "'Env':['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],'Cmd':['sh'],"
-        "'Image':'" DA "','Volumes':null,'WorkingDir':'','Entrypoint':null,'OnBuild':null,'Labels':null},"
+        "'Image':'" DA
+        "','Volumes':null,'WorkingDir':'','Entrypoint':null,'OnBuild':null,'Labels':null},"
         "'container':'f0a1','created':'2023-07-18T23:19:33.655005962Z','docker_version':'20.10.23',"
-        "'history':[{'created':'2023-07-18T23:19:33Z','created_by':'/bin/sh -c #(nop) ADD file:7e9002edaafd4e4579b65c8f0aaabde1aeb7fd3f8d95579f7fd3443cef785fd1 in / '},"
+        "'history':[{'created':'2023-07-18T23:19:33Z','created_by':'/bin/sh -c #(nop) ADD "
+        "file:7e9002edaafd4e4579b65c8f0aaabde1aeb7fd3f8d95579f7fd3443cef785fd1 in / '},"
         "{'created':'2023-07-18T23:19:33Z','created_by':'/bin/sh -c #(nop)  CMD [\\'sh\\']','empty_layer':true}],"
         "'os':'linux','rootfs':{'type':'layers','diff_ids':['" DB "']}}";
 
@@ -595,7 +644,8 @@ static const char oci_config[] =
         "'config':{'User':'65532','Env':['PATH=/bin','A=','B=x=y'],'Entrypoint':['/usr/bin/tini','--'],"
         "'Cmd':['fuse-daemon','--foreground'],'WorkingDir':'/app','Labels':{'maintainer':'x'},"
         "'ExposedPorts':{'8080/tcp':{}},'StopSignal':'SIGTERM'},"
-        "'rootfs':{'type':'layers','diff_ids':['" DB "','" DC "','" DD "']},"
+        "'rootfs':{'type':'layers','diff_ids':['" DB "','" DC "','" DD
+        "']},"
         "'history':[{'created_by':'RUN x','comment':'buildkit.dockerfile.v0'}]}";
 
 static void config_ok(const char *json, struct image_config *c) {
@@ -667,20 +717,26 @@ static void test_config_refusals(void **state) {
         config_bad("{'rootfs':{'type':'tarball','diff_ids':[]}}", "rootfs.type: must be \"layers\"");
         config_bad("{'rootfs':{'type':'layers','diff_ids':['" DA "','sha256:../../x']}}",
                    "image config: rootfs.diff_ids[1]: not a sha256 digest");
-        config_bad("{'rootfs':{'type':'layers','diff_ids':[1]}}", "rootfs.diff_ids[0]: must be a string, not an integer");
-        config_bad("{'rootfs':{'type':'layers','diff_ids':'" DA "'}}", "rootfs.diff_ids: must be an array, not a string");
+        config_bad("{'rootfs':{'type':'layers','diff_ids':[1]}}",
+                   "rootfs.diff_ids[0]: must be a string, not an integer");
+        config_bad("{'rootfs':{'type':'layers','diff_ids':'" DA "'}}",
+                   "rootfs.diff_ids: must be an array, not a string");
         config_bad("{'config':[],'rootfs':{'diff_ids':[]}}", "config: must be an object, not an array");
         config_bad("{'config':{'Cmd':'sh'},'rootfs':{'diff_ids':[]}}", "config.Cmd: must be an array, not a string");
         config_bad("{'config':{'Entrypoint':['sh',1]},'rootfs':{'diff_ids':[]}}",
                    "config.Entrypoint[1]: must be a string, not an integer");
-        config_bad("{'config':{'Env':['PATH=/bin','NOEQUALS']},'rootfs':{'diff_ids':[]}}", "config.Env[1]: not NAME=VALUE");
+        config_bad("{'config':{'Env':['PATH=/bin','NOEQUALS']},'rootfs':{'diff_ids':[]}}",
+                   "config.Env[1]: not NAME=VALUE");
         config_bad("{'config':{'Env':['=x']},'rootfs':{'diff_ids':[]}}", "config.Env[0]: not NAME=VALUE");
-        config_bad("{'config':{'WorkingDir':5},'rootfs':{'diff_ids':[]}}", "config.WorkingDir: must be a string, not an integer");
+        config_bad("{'config':{'WorkingDir':5},'rootfs':{'diff_ids':[]}}",
+                   "config.WorkingDir: must be a string, not an integer");
         config_bad("{'config':{'Cmd':['a\\u0000b']},'rootfs':{'diff_ids':[]}}", "NUL");
         config_bad("{'config':{},'config':{},'rootfs':{'diff_ids':[]}}", "duplicate object key");
         config_bad("[]", "must be a JSON object");
-        config_bad("{'rootfs':{'diff_ids':[]},'a':[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-                   "nested deeper");
+        config_bad(
+                "{'rootfs':{'diff_ids':[]},'a':[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+                "]]]]]]]]}",
+                "nested deeper");
 
         /* A string longer than the kernel takes for one argument. */
         big = malloc(140 * 1024);

@@ -21,7 +21,6 @@
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-
 static int parse_mount(const char *const *argv, struct mount_args *a) {
         int r = mount_args_parse(test_argc(argv), (char *const *)argv, a);
 
@@ -152,11 +151,10 @@ static void test_mount_every_make_option(void **state) {
                 enum km_propagation_kind kind;
                 bool recursive;
         } cases[] = {
-                { "--make-shared", KM_MAKE_SHARED, false },   { "--make-rshared", KM_MAKE_SHARED, true },
-                { "--make-slave", KM_MAKE_SLAVE, false },     { "--make-rslave", KM_MAKE_SLAVE, true },
-                { "--make-private", KM_MAKE_PRIVATE, false }, { "--make-rprivate", KM_MAKE_PRIVATE, true },
-                { "--make-unbindable", KM_MAKE_UNBINDABLE, false },
-                { "--make-runbindable", KM_MAKE_UNBINDABLE, true },
+                { "--make-shared", KM_MAKE_SHARED, false },         { "--make-rshared", KM_MAKE_SHARED, true },
+                { "--make-slave", KM_MAKE_SLAVE, false },           { "--make-rslave", KM_MAKE_SLAVE, true },
+                { "--make-private", KM_MAKE_PRIVATE, false },       { "--make-rprivate", KM_MAKE_PRIVATE, true },
+                { "--make-unbindable", KM_MAKE_UNBINDABLE, false }, { "--make-runbindable", KM_MAKE_UNBINDABLE, true },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -217,8 +215,8 @@ static void test_mount_flags(void **state) {
 static void test_mount_repeated_o_is_joined(void **state) {
         struct mount_args a;
 
-        assert_int_equal(parse_mount(ARGV("mount", "-o", "ro", "-o", "vers=4", "--options", "hard", "-o", "",
-                                          "srv:/x", "/t"),
+        assert_int_equal(parse_mount(ARGV("mount", "-o", "ro", "-o", "vers=4", "--options", "hard", "-o", "", "srv:/x",
+                                          "/t"),
                                      &a),
                          0);
         assert_string_equal(a.spec->options, "ro,vers=4,hard");
@@ -243,8 +241,7 @@ static void test_mount_attached_short_arguments(void **state) {
 static void test_mount_long_options_with_equals(void **state) {
         struct mount_args a;
 
-        assert_int_equal(parse_mount(ARGV("mount", "--types=fuse.sshfs", "--options=ro,allow_other", "u@h:/x",
-                                          "/t"),
+        assert_int_equal(parse_mount(ARGV("mount", "--types=fuse.sshfs", "--options=ro,allow_other", "u@h:/x", "/t"),
                                      &a),
                          0);
         assert_string_equal(a.spec->fstype, "fuse.sshfs");
@@ -270,8 +267,8 @@ static void test_mount_options_after_operands(void **state) {
 static void test_mount_quoted_context_stays_one_option(void **state) {
         struct mount_args a;
 
-        assert_int_equal(parse_mount(ARGV("mount", "-o", "context=\"system_u:object_r:x:s0:c460,c902\"", "-o",
-                                          "ro", "/a", "/b"),
+        assert_int_equal(parse_mount(ARGV("mount", "-o", "context=\"system_u:object_r:x:s0:c460,c902\"", "-o", "ro",
+                                          "/a", "/b"),
                                      &a),
                          0);
         assert_string_equal(a.spec->options, "context=\"system_u:object_r:x:s0:c460,c902\",ro");
@@ -445,11 +442,8 @@ static void test_umount_timeouts(void **state) {
                 const char *arg;
                 int ms;
         } cases[] = {
-                { "--timeout=5", 5000 },
-                { "--timeout=500ms", 500 },
-                { "--timeout=2.5", 2500 },
-                { "--timeout=2.5s", 2500 },
-                { "--timeout=0", 0 },
+                { "--timeout=5", 5000 },    { "--timeout=500ms", 500 }, { "--timeout=2.5", 2500 },
+                { "--timeout=2.5s", 2500 }, { "--timeout=0", 0 },
         };
         struct umount_args a;
 
@@ -496,9 +490,8 @@ static void test_parse_timeout_ms(void **state) {
                 const char *s;
                 int ms;
         } good[] = {
-                { "5", 5000 },    { "500ms", 500 }, { "2.5", 2500 },   { "2.5s", 2500 },
-                { "0", 0 },       { "0.001", 1 },   { "1ms", 1 },      { "86400", 86400000 },
-                { "1e3ms", 1000 },
+                { "5", 5000 },  { "500ms", 500 }, { "2.5", 2500 },       { "2.5s", 2500 },  { "0", 0 },
+                { "0.001", 1 }, { "1ms", 1 },     { "86400", 86400000 }, { "1e3ms", 1000 },
         };
         static const char *const bad[] = {
                 "-1", "abc", "1e999", "5m", "", "ms", "s", "5 s", "5sec", "nan", "inf", "-inf", "86401", "1h", "5ms ",

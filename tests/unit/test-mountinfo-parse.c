@@ -67,8 +67,7 @@ static void test_optional_fields(void **state) {
                 { "/unbindable", KM_PROPAGATION_UNBINDABLE, 0, 0, "private,unbindable" },
                 { "/shared-slave-propagate-from", KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE, 13, 14,
                   "shared,slave" },
-                { "/big-ids", KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE, 4294967295u, 4000000000u,
-                  "shared,slave" },
+                { "/big-ids", KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE, 4294967295u, 4000000000u, "shared,slave" },
         };
         struct km_mount_table *t = test_load_fixture("mountinfo/optional-fields.mountinfo");
 
@@ -141,8 +140,9 @@ static void load_one_long_target(size_t len) {
         struct km_mount_table *t = NULL;
         struct km_error err = {};
 
-        assert_true(asprintf(&text, ROOT_LINE "2 1 8:1 / %s rw,relatime - ext4 /dev/sda1 rw\n"
-                                              "3 1 8:1 / /after rw - ext4 /dev/sda1 rw\n",
+        assert_true(asprintf(&text,
+                             ROOT_LINE "2 1 8:1 / %s rw,relatime - ext4 /dev/sda1 rw\n"
+                                       "3 1 8:1 / /after rw - ext4 /dev/sda1 rw\n",
                              target) > 0);
         file = test_write_temp_string(text);
         assert_int_equal(km_mount_table_load(file, &t, &err), 0);
@@ -178,7 +178,8 @@ static void test_huge_table(void **state) {
         fputs(ROOT_LINE, f);
         /* Every pod mount binds one of 100 volumes: device 0:(100 + i % 100). */
         for (unsigned i = 0; i < HUGE_TABLE_MOUNTS; i++)
-                fprintf(f, "%u 1 0:%u / /var/lib/kubelet/pods/pod-%u/volumes/vol rw,relatime shared:%u - tmpfs tmpfs rw\n",
+                fprintf(f,
+                        "%u 1 0:%u / /var/lib/kubelet/pods/pod-%u/volumes/vol rw,relatime shared:%u - tmpfs tmpfs rw\n",
                         100 + i, 100 + i % 100, i, 2 + i % 100);
         assert_int_equal(fclose(f), 0);
         file = test_write_temp(text, size);
@@ -331,8 +332,7 @@ static void test_missing_file(void **state) {
 static void test_error_object_is_optional(void **state) {
         struct km_mount_table *t = NULL;
 
-        assert_int_equal(km_mount_table_load(test_data_path("mountinfo/malformed/truncated-line.mountinfo"), &t,
-                                             NULL),
+        assert_int_equal(km_mount_table_load(test_data_path("mountinfo/malformed/truncated-line.mountinfo"), &t, NULL),
                          -EBADMSG);
         assert_null(t);
         assert_int_equal(km_mount_table_load(test_data_path("mountinfo/escapes.mountinfo"), &t, NULL), 0);

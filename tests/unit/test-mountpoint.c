@@ -202,8 +202,8 @@ static void test_mount_info_of_temp_dir_names_its_mount(void **state) {
         assert_false(info.is_mount_point);
         assert_true(info.target[0] == '/');
         /* The holding mount is an ancestor of the directory. */
-        assert_true(strcmp(info.target, "/") == 0 || (strncmp(f->dir, info.target, strlen(info.target)) == 0 &&
-                                                      f->dir[strlen(info.target)] == '/'));
+        assert_true(strcmp(info.target, "/") == 0 ||
+                    (strncmp(f->dir, info.target, strlen(info.target)) == 0 && f->dir[strlen(info.target)] == '/'));
         assert_int_equal(km_mount_info_of(f->file, &info, &err), 0);
         assert_false(info.is_mount_point);
 }

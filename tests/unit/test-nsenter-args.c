@@ -22,7 +22,6 @@
 #define ARGV(...) ((const char *const[]){ "nsenter", __VA_ARGS__, NULL })
 #define ARGV0 ((const char *const[]){ "nsenter", NULL })
 
-
 /* Parses argv and checks what holds for every result. */
 static int parse(const char *const *argv, struct nsenter_args *a) {
         int argc = test_argc(argv);
@@ -91,8 +90,8 @@ static void expect_defaults_except_program(const struct nsenter_args *a) {
         assert_int_equal(a->target_pid, 0);
         assert_int_equal(a->namespaces, 0);
         assert_int_equal(a->n_events, 0);
-        assert_false(a->all || a->do_root || a->do_wd || a->no_fork || a->preserve_credentials ||
-                     a->follow_context || a->force_uid || a->force_gid || a->help || a->version || a->failed);
+        assert_false(a->all || a->do_root || a->do_wd || a->no_fork || a->preserve_credentials || a->follow_context ||
+                     a->force_uid || a->force_gid || a->help || a->version || a->failed);
         assert_null(a->wdns);
 }
 
@@ -104,9 +103,9 @@ static const struct {
         enum ns_kind ns;
         int flag;
 } namespaces[] = {
-        { 'm', "mount", NS_MNT, CLONE_NEWNS },    { 'u', "uts", NS_UTS, CLONE_NEWUTS },
-        { 'i', "ipc", NS_IPC, CLONE_NEWIPC },     { 'n', "net", NS_NET, CLONE_NEWNET },
-        { 'p', "pid", NS_PID, CLONE_NEWPID },     { 'U', "user", NS_USER, CLONE_NEWUSER },
+        { 'm', "mount", NS_MNT, CLONE_NEWNS },         { 'u', "uts", NS_UTS, CLONE_NEWUTS },
+        { 'i', "ipc", NS_IPC, CLONE_NEWIPC },          { 'n', "net", NS_NET, CLONE_NEWNET },
+        { 'p', "pid", NS_PID, CLONE_NEWPID },          { 'U', "user", NS_USER, CLONE_NEWUSER },
         { 'C', "cgroup", NS_CGROUP, CLONE_NEWCGROUP }, { 'T', "time", NS_TIME, CLONE_NEWTIME },
 };
 

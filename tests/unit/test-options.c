@@ -176,18 +176,70 @@ static void expect_mask(const char *options, bool all, const char *expected) {
 
 static void test_option_key_is_sensitive(void **state) {
         static const char *const sensitive[] = {
-                "password", "pass", "passwd", "secret", "secretkey", "key", "token", "credentials", "cred",
-                "auth", "password2", "PASSWORD", "Secret", "mykey", "accesskey", "SessionToken", "dbpassword",
-                "x-passwd", "mysecret", "apikey", "passphrase", "sshpassphrase",
+                "password",
+                "pass",
+                "passwd",
+                "secret",
+                "secretkey",
+                "key",
+                "token",
+                "credentials",
+                "cred",
+                "auth",
+                "password2",
+                "PASSWORD",
+                "Secret",
+                "mykey",
+                "accesskey",
+                "SessionToken",
+                "dbpassword",
+                "x-passwd",
+                "mysecret",
+                "apikey",
+                "passphrase",
+                "sshpassphrase",
                 /* words of environment names and long options */
-                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SECRET_KEY_BASE", "DB_PASSWORD", "GITHUB_TOKEN",
-                "MYSQL_ROOT_PASSWORD", "--password", "-opassword", "secret-file", "key.pem", "SSH_AUTH_SOCK",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
+                "SECRET_KEY_BASE",
+                "DB_PASSWORD",
+                "GITHUB_TOKEN",
+                "MYSQL_ROOT_PASSWORD",
+                "--password",
+                "-opassword",
+                "secret-file",
+                "key.pem",
+                "SSH_AUTH_SOCK",
         };
         static const char *const plain[] = {
-                "username", "user", "domain", "sec", "vers", "ro", "keyfile", "secretfile", "tokenfile",
-                "passthrough", "authority", "credentialsfile", "context", "uid", "",
-                "PATH", "HOME", "LANG", "KUBEMOUNT_STATE_DIR", "--verbose", "-o", "_", "--", "keys", "keying",
-                "x-kubemount.label", "_file", "file_mode",
+                "username",
+                "user",
+                "domain",
+                "sec",
+                "vers",
+                "ro",
+                "keyfile",
+                "secretfile",
+                "tokenfile",
+                "passthrough",
+                "authority",
+                "credentialsfile",
+                "context",
+                "uid",
+                "",
+                "PATH",
+                "HOME",
+                "LANG",
+                "KUBEMOUNT_STATE_DIR",
+                "--verbose",
+                "-o",
+                "_",
+                "--",
+                "keys",
+                "keying",
+                "x-kubemount.label",
+                "_file",
+                "file_mode",
         };
 
         for (size_t i = 0; i < sizeof(sensitive) / sizeof(sensitive[0]); i++) {
@@ -301,8 +353,9 @@ static void test_describe_masks_sensitive_keys_given_with_o(void **state) {
         assert_int_equal(km_mount_spec_add_options(s, "vers=3.1.1,mykey=" SECRET "2"), 0);
         d = describe(s);
         assert_null(strstr(d, SECRET));
-        assert_string_equal(d, "-t cifs -o username=svc,password=<masked>,vers=3.1.1,mykey=<masked> "
-                               "//fs.example.com/share");
+        assert_string_equal(d,
+                            "-t cifs -o username=svc,password=<masked>,vers=3.1.1,mykey=<masked> "
+                            "//fs.example.com/share");
         free(d);
         km_mount_spec_free(s);
 }
@@ -425,9 +478,21 @@ static void test_mount_refuses_invalid_specs(void **state) {
 /* options_next() must split exactly as libmount's mnt_optstr_next_option(). */
 static void test_options_next_splits_like_libmount(void **state) {
         static const char *const cases[] = {
-                "",           "rw",          "a,b,c",     ",,a",      "a,,b",        "a,",
-                "=x",         "a=",          "a==b",      "size=1m,mode=0755",         "x=\"1,2\",y",
-                "context=\"system_u:object_r:x:s0:c460,c902\",ro", "\"a,b", "a\"b\"c=d,e", "k=v=w,z",
+                "",
+                "rw",
+                "a,b,c",
+                ",,a",
+                "a,,b",
+                "a,",
+                "=x",
+                "a=",
+                "a==b",
+                "size=1m,mode=0755",
+                "x=\"1,2\",y",
+                "context=\"system_u:object_r:x:s0:c460,c902\",ro",
+                "\"a,b",
+                "a\"b\"c=d,e",
+                "k=v=w,z",
         };
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -501,8 +566,7 @@ static void test_secret_word_keeps_the_rest(void **state) {
 }
 
 static void test_secret_word_environment(void **state) {
-        expect_word("AWS_SECRET_ACCESS_KEY=" SECRET ",with,commas and blanks",
-                    "AWS_SECRET_ACCESS_KEY=<masked>");
+        expect_word("AWS_SECRET_ACCESS_KEY=" SECRET ",with,commas and blanks", "AWS_SECRET_ACCESS_KEY=<masked>");
         expect_word("DB_PASSWORD=" SECRET, "DB_PASSWORD=<masked>");
         expect_word("PATH=/usr/bin:/bin", "PATH=/usr/bin:/bin");
         expect_word("OPTS=user=u,password=" SECRET ",ro", "OPTS=user=u,password=<masked>,ro");
@@ -537,12 +601,29 @@ static void test_secret_word_urls(void **state) {
 }
 
 static void test_secret_argv(void **state) {
-        char *const argv[] = { (char *)"mount.cifs", (char *)"//s/x", (char *)"/m", (char *)"-o",
-                               (char *)"username=u,password=" SECRET, (char *)"--password", (char *)SECRET,
-                               (char *)"--token", (char *)"-v", (char *)"--key=" SECRET,
-                               (char *)"AWS_SECRET_ACCESS_KEY=" SECRET, NULL };
-        const char *expected[] = { "mount.cifs", "//s/x", "/m", "-o", "username=u,password=<masked>", "--password",
-                                   "<masked>", "--token", "-v", "--key=<masked>", "AWS_SECRET_ACCESS_KEY=<masked>" };
+        char *const argv[] = { (char *)"mount.cifs",
+                               (char *)"//s/x",
+                               (char *)"/m",
+                               (char *)"-o",
+                               (char *)"username=u,password=" SECRET,
+                               (char *)"--password",
+                               (char *)SECRET,
+                               (char *)"--token",
+                               (char *)"-v",
+                               (char *)"--key=" SECRET,
+                               (char *)"AWS_SECRET_ACCESS_KEY=" SECRET,
+                               NULL };
+        const char *expected[] = { "mount.cifs",
+                                   "//s/x",
+                                   "/m",
+                                   "-o",
+                                   "username=u,password=<masked>",
+                                   "--password",
+                                   "<masked>",
+                                   "--token",
+                                   "-v",
+                                   "--key=<masked>",
+                                   "AWS_SECRET_ACCESS_KEY=<masked>" };
         char **m = secret_mask_argv(argv);
 
         assert_non_null(m);
@@ -606,10 +687,20 @@ static void test_secret_json(void **state) {
 /* Masking a masked word changes nothing; a scrubbed word masks like the original. */
 static void test_secret_mask_and_scrub_agree(void **state) {
         static const char *const words[] = {
-                "username=u,password=" SECRET, "-opass=" SECRET, "echo 'password=" SECRET " two' done",
-                "https://user:" SECRET "@host/x", "mysql --password " SECRET " -h db", "x=1 TOKEN=\"a b\" c",
-                "AWS_SECRET_ACCESS_KEY=a,b c", "secret=\"a,b\",ro", "password=\"unterminated,ro", "==,=,=a=b",
-                "key=a=b=c,key=,key", "--token\t\t", "'\"password=x", "a://b:c@d://e:f@g",
+                "username=u,password=" SECRET,
+                "-opass=" SECRET,
+                "echo 'password=" SECRET " two' done",
+                "https://user:" SECRET "@host/x",
+                "mysql --password " SECRET " -h db",
+                "x=1 TOKEN=\"a b\" c",
+                "AWS_SECRET_ACCESS_KEY=a,b c",
+                "secret=\"a,b\",ro",
+                "password=\"unterminated,ro",
+                "==,=,=a=b",
+                "key=a=b=c,key=,key",
+                "--token\t\t",
+                "'\"password=x",
+                "a://b:c@d://e:f@g",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(words); i++) {
@@ -704,9 +795,10 @@ static void test_scrub_mount_argv(void **state) {
         expect_scrubbed(SCRUB("mount", "-rwo", "secret=" SECRET, "s", "/m"),
                         SCRUB("mount", "-rwo", "secret=" STARS, "s", "/m"), 5);
         expect_scrubbed(SCRUB("mount", "-vokey=" SECRET, "s", "/m"), SCRUB("mount", "-vokey=" STARS, "s", "/m"), 4);
-        expect_scrubbed(
-                SCRUB("mount", "--options=token=" SECRET, "--opt", "pass=" SECRET, "--test-opts", "key=" SECRET),
-                SCRUB("mount", "--options=token=" STARS, "--opt", "pass=" STARS, "--test-opts", "key=" STARS), 6);
+        expect_scrubbed(SCRUB("mount", "--options=token=" SECRET, "--opt", "pass=" SECRET, "--test-opts",
+                              "key=" SECRET),
+                        SCRUB("mount", "--options=token=" STARS, "--opt", "pass=" STARS, "--test-opts", "key=" STARS),
+                        6);
         expect_scrubbed(SCRUB("mount", "-O", "password=" SECRET), SCRUB("mount", "-O", "password=" STARS), 3);
         /* Arguments of other options and positional words are not options: left alone. */
         expect_scrubbed(SCRUB("mount", "-t", "password=" SECRET, "-tkey=x", "/a/key=" SECRET, "--types=token=x"),
@@ -721,10 +813,14 @@ static void test_scrub_mount_argv(void **state) {
 
 /* A VCS command scrubbed in place hides what secret_mask_argv() masks: a word after --KEY too. */
 static void test_scrub_argv(void **state) {
-        const char *in[] = { "mount.x", "--password", SECRET, "--token", "-v", "AWS_SECRET_KEY=" SECRET,
-                             "https://u:" SECRET "@h/", "plain", NULL };
-        const char *out[] = { "mount.x", "--password", STARS, "--token", "-v", "AWS_SECRET_KEY=" STARS,
-                              "https://u:" STARS "@h/", "plain", NULL };
+        const char *in[] = {
+                "mount.x", "--password", SECRET, "--token", "-v", "AWS_SECRET_KEY=" SECRET, "https://u:" SECRET "@h/",
+                "plain",   NULL
+        };
+        const char *out[] = {
+                "mount.x", "--password", STARS, "--token", "-v", "AWS_SECRET_KEY=" STARS, "https://u:" STARS "@h/",
+                "plain",   NULL
+        };
         char *argv[ELEMENTSOF(in)];
 
         for (size_t i = 0; in[i]; i++)

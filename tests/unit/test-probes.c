@@ -23,7 +23,6 @@
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-
 static enum probe_kind match(const char *const *argv) {
         return probe_match(test_argc(argv), (char *const *)argv);
 }
@@ -256,8 +255,8 @@ static void test_match_findmnt(void **state) {
         static const char *const names[] = { "findmnt", "/bin/findmnt", "/usr/bin/findmnt", "./findmnt" };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                assert_int_equal(match(ARGV(names[i], "-o", "target,fstype", "--noheadings", "--first-only",
-                                            "--target", "/var/lib/kubelet/pods")),
+                assert_int_equal(match(ARGV(names[i], "-o", "target,fstype", "--noheadings", "--first-only", "--target",
+                                            "/var/lib/kubelet/pods")),
                                  PROBE_FINDMNT_TARGET);
         /* Any path word, even one that looks like an option: --target takes it. */
         assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only", "--target",
@@ -271,21 +270,20 @@ static void test_match_findmnt(void **state) {
         assert_int_equal(match(ARGV("findmnt", "--noheadings", "-o", "target,fstype", "--first-only", "--target",
                                     "/p")),
                          PROBE_NONE);
-        assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only", "--target",
-                                    "/p", "/q")),
+        assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only", "--target", "/p",
+                                    "/q")),
                          PROBE_NONE);
         assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only", "--target")),
                          PROBE_NONE);
-        assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only",
-                                    "--target=/p")),
+        assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only", "--target=/p")),
                          PROBE_NONE);
         assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype", "--noheadings", "--first-only", "-T", "/p")),
                          PROBE_NONE);
         assert_int_equal(match(ARGV("findmnt", "-o", "fstype,target", "--noheadings", "--first-only", "--target",
                                     "/p")),
                          PROBE_NONE);
-        assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype,source", "--noheadings", "--first-only",
-                                    "--target", "/p")),
+        assert_int_equal(match(ARGV("findmnt", "-o", "target,fstype,source", "--noheadings", "--first-only", "--target",
+                                    "/p")),
                          PROBE_NONE);
         assert_int_equal(match(ARGV("findmnt", "-n", "-o", "target,fstype", "--first-only", "--target", "/p")),
                          PROBE_NONE);

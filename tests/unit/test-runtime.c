@@ -220,7 +220,7 @@ static void test_argv(void **state) {
         struct runtime_exec_request rq = { "/rt", "/root", "c1", args, env, "/w", true, { 0, 1, 2 } };
         static const char *const want_run[] = { "/rt", "--root", "/root", "run", "--bundle", "/b", "c1" };
         static const char *const want_exec[] = { "/rt", "--root", "/root", "exec", "--tty", "--cwd", "/w", "--env",
-                                                 "A=1", "--env", "B=-x", "c1", "ls", "-l", "/" };
+                                                 "A=1", "--env",  "B=-x",  "c1",   "ls",    "-l",    "/" };
         const char **v = runtime_run_argv("/rt", "/root", "/b", "c1");
         size_t i;
 

@@ -152,10 +152,11 @@ static void test_default_profile_lists(void **state) {
                   json_array_size(denied));
 
         /* What volume clients need, and what is left out on purpose. */
-        static const char *const needed[] = {"mount",   "umount2", "open_tree",     "move_mount", "fsopen",  "fsconfig",
-                                             "fsmount", "fspick",  "mount_setattr", "pivot_root", "chroot",  "unshare",
-                                             "setns",   "clone",   "execve",        "socketpair", "sendmsg", "recvmsg",
-                                             "mknodat", "capset",  "prctl",         "statx"};
+        static const char *const needed[] = { "mount",      "umount2", "open_tree", "move_mount",    "fsopen",
+                                              "fsconfig",   "fsmount", "fspick",    "mount_setattr", "pivot_root",
+                                              "chroot",     "unshare", "setns",     "clone",         "execve",
+                                              "socketpair", "sendmsg", "recvmsg",   "mknodat",       "capset",
+                                              "prctl",      "statx" };
         for (size_t i = 0; i < ELEMENTSOF(needed); i++)
                 if (!names_contain(allowed, needed[i]))
                         fail_msg("%s is not allowed", needed[i]);
@@ -410,12 +411,13 @@ static void test_skips_unknown_names_and_default_rules(void **state) {
          * the default and an empty one.  The default allows, so that a
          * sanitizer runtime in the child keeps working.
          */
-        json_t *j = parse("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": ["
-                          " {\"names\": [\"no_such_syscall_xyz\", \"vm86old\", \"getpid\", \"futex_wake_v9\"],"
-                          "  \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38},"
-                          " {\"names\": [\"umask\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": []},"
-                          " {\"names\": [], \"action\": \"SCMP_ACT_LOG\"}"
-                          "], \"flags\": [], \"listenerPath\": \"\"}");
+        json_t *j =
+                parse("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": ["
+                      " {\"names\": [\"no_such_syscall_xyz\", \"vm86old\", \"getpid\", \"futex_wake_v9\"],"
+                      "  \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38},"
+                      " {\"names\": [\"umask\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": []},"
+                      " {\"names\": [], \"action\": \"SCMP_ACT_LOG\"}"
+                      "], \"flags\": [], \"listenerPath\": \"\"}");
 
         compile_ok(j, &p);
         expect_exit_ok(run_filtered(&p, child_skips, NULL));
@@ -424,9 +426,9 @@ static void test_skips_unknown_names_and_default_rules(void **state) {
 }
 
 static void test_all_actions_compile(void **state) {
-        static const char *const acts[] = {"SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",
-                                           "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",
-                                           "SCMP_ACT_LOG"};
+        static const char *const acts[] = { "SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",
+                                            "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",
+                                            "SCMP_ACT_LOG" };
 
         for (size_t i = 0; i < ELEMENTSOF(acts); i++) {
                 struct seccomp_program p = {};
@@ -449,7 +451,7 @@ static void test_load_refuses_empty_program(void **state) {
 /* ---- malformed input ---- */
 
 static void expect_refused(const char *text, int code, const char *message) {
-        struct seccomp_program p = {.prog = {.len = 7}};
+        struct seccomp_program p = { .prog = { .len = 7 } };
         struct km_error err = {};
         json_t *j = parse(text);
         int r;
@@ -542,8 +544,9 @@ static void test_refuses_bad_rules(void **state) {
                        "syscalls[0].errnoRet: -1 is not in 0..4095");
         expect_refused(HEAD "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 4096}]}", -EINVAL,
                        "syscalls[0].errnoRet: 4096 is not in 0..4095");
-        expect_refused(HEAD "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", "
-                            "\"errnoRet\": 9223372036854775807}]}",
+        expect_refused(HEAD
+                       "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", "
+                       "\"errnoRet\": 9223372036854775807}]}",
                        -EINVAL, "syscalls[0].errnoRet: 9223372036854775807 is not in 0..4095");
         expect_refused(HEAD "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": false}]}", -EINVAL,
                        "syscalls[0].errnoRet: must be an integer, not a boolean");
@@ -579,10 +582,11 @@ static void test_refuses_bad_args(void **state) {
                        "syscalls[0].args[0].op: unknown operator \"SCMP_CMP_XX\"");
         expect_refused(RULE_ARGS("[{\"index\": 0, \"value\": 0, \"op\": 3}]"), -EINVAL,
                        "args[0].op: must be a string, not an integer");
-        expect_refused(HEAD "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\", "
-                            "\"args\": [{\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_EQ\"}]},"
-                            "{\"names\": [\"write\", \"read\"], \"action\": \"SCMP_ACT_KILL\", "
-                            "\"args\": [{\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_EQ\"}]}]}",
+        expect_refused(HEAD
+                       "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\", "
+                       "\"args\": [{\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_EQ\"}]},"
+                       "{\"names\": [\"write\", \"read\"], \"action\": \"SCMP_ACT_KILL\", "
+                       "\"args\": [{\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_EQ\"}]}]}",
                        -EINVAL, "syscalls[1].names[1]: read conflicts with an earlier rule");
         expect_refused(RULE_ARGS("[{\"index\": 0, \"value\": 0, \"op\": \"SCMP_CMP_EQ\"}, "
                                  "{\"index\": 1, \"value\": 0, \"op\": \"==\"}]"),

@@ -88,7 +88,8 @@ static void doc_put(json_t *doc, const char *path, json_t *value) {
         }
         if (json_is_array(parent))
                 assert_int_equal(value ? json_array_set_new(parent, atoi(seg), value)
-                                       : json_array_remove(parent, atoi(seg)), 0);
+                                       : json_array_remove(parent, atoi(seg)),
+                                 0);
         else if (value)
                 assert_int_equal(json_object_set_new(parent, seg, value), 0);
         else
@@ -173,9 +174,10 @@ static void test_parse_realistic_document(void **state) {
 }
 
 static void test_parse_minimal_document(void **state) {
-        const char *text = "{\"ociVersion\": \"1.2.0\", \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, "
-                           "\"args\": [\"sh\"], \"cwd\": \"/\"}, \"root\": {\"path\": \"/r\"}, "
-                           "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}]}}";
+        const char *text =
+                "{\"ociVersion\": \"1.2.0\", \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, "
+                "\"args\": [\"sh\"], \"cwd\": \"/\"}, \"root\": {\"path\": \"/r\"}, "
+                "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}]}}";
         struct container_spec *s = NULL;
         struct km_error err = {};
 
@@ -193,23 +195,38 @@ static void test_mount_option_table(void **state) {
                 unsigned long flags, propagation;
                 const char *data;
         } cases[] = {
-                { "['ro']", MS_RDONLY, 0, NULL },          { "['ro', 'rw']", 0, 0, NULL },
-                { "['rw', 'ro']", MS_RDONLY, 0, NULL },    { "['sync']", MS_SYNCHRONOUS, 0, NULL },
+                { "['ro']", MS_RDONLY, 0, NULL },
+                { "['ro', 'rw']", 0, 0, NULL },
+                { "['rw', 'ro']", MS_RDONLY, 0, NULL },
+                { "['sync']", MS_SYNCHRONOUS, 0, NULL },
                 { "['nosuid', 'nodev', 'noexec']", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0, NULL },
                 { "['nosuid', 'suid', 'nodev', 'dev', 'noexec', 'exec']", 0, 0, NULL },
-                { "['sync', 'async']", 0, 0, NULL },       { "['dirsync', 'remount']", MS_DIRSYNC | MS_REMOUNT, 0 },
-                { "['mand']", MS_MANDLOCK, 0, NULL },      { "['mand', 'nomand']", 0, 0, NULL },
-                { "['noatime']", MS_NOATIME, 0, NULL },    { "['noatime', 'atime']", 0, 0, NULL },
-                { "['relatime']", MS_RELATIME, 0, NULL },  { "['relatime', 'norelatime']", 0, 0, NULL },
-                { "['strictatime']", MS_STRICTATIME, 0, NULL }, { "['strictatime', 'nostrictatime']", 0, 0, NULL },
-                { "['nodiratime']", MS_NODIRATIME, 0, NULL }, { "['nodiratime', 'diratime']", 0, 0, NULL },
-                { "['nosymfollow']", MS_NOSYMFOLLOW, 0, NULL }, { "['nosymfollow', 'symfollow']", 0, 0, NULL },
-                { "['defaults']", 0, 0, NULL },            { "[]", 0, 0, NULL },
-                { "['bind']", MS_BIND, 0, NULL },          { "['rbind']", MS_BIND | MS_REC, 0, NULL },
-                { "['private']", 0, MS_PRIVATE, NULL },    { "['rprivate']", 0, MS_PRIVATE | MS_REC, NULL },
-                { "['shared']", 0, MS_SHARED, NULL },      { "['rshared']", 0, MS_SHARED | MS_REC, NULL },
-                { "['slave']", 0, MS_SLAVE, NULL },        { "['rslave']", 0, MS_SLAVE | MS_REC, NULL },
-                { "['unbindable']", 0, MS_UNBINDABLE, NULL }, { "['runbindable']", 0, MS_UNBINDABLE | MS_REC },
+                { "['sync', 'async']", 0, 0, NULL },
+                { "['dirsync', 'remount']", MS_DIRSYNC | MS_REMOUNT, 0 },
+                { "['mand']", MS_MANDLOCK, 0, NULL },
+                { "['mand', 'nomand']", 0, 0, NULL },
+                { "['noatime']", MS_NOATIME, 0, NULL },
+                { "['noatime', 'atime']", 0, 0, NULL },
+                { "['relatime']", MS_RELATIME, 0, NULL },
+                { "['relatime', 'norelatime']", 0, 0, NULL },
+                { "['strictatime']", MS_STRICTATIME, 0, NULL },
+                { "['strictatime', 'nostrictatime']", 0, 0, NULL },
+                { "['nodiratime']", MS_NODIRATIME, 0, NULL },
+                { "['nodiratime', 'diratime']", 0, 0, NULL },
+                { "['nosymfollow']", MS_NOSYMFOLLOW, 0, NULL },
+                { "['nosymfollow', 'symfollow']", 0, 0, NULL },
+                { "['defaults']", 0, 0, NULL },
+                { "[]", 0, 0, NULL },
+                { "['bind']", MS_BIND, 0, NULL },
+                { "['rbind']", MS_BIND | MS_REC, 0, NULL },
+                { "['private']", 0, MS_PRIVATE, NULL },
+                { "['rprivate']", 0, MS_PRIVATE | MS_REC, NULL },
+                { "['shared']", 0, MS_SHARED, NULL },
+                { "['rshared']", 0, MS_SHARED | MS_REC, NULL },
+                { "['slave']", 0, MS_SLAVE, NULL },
+                { "['rslave']", 0, MS_SLAVE | MS_REC, NULL },
+                { "['unbindable']", 0, MS_UNBINDABLE, NULL },
+                { "['runbindable']", 0, MS_UNBINDABLE | MS_REC },
                 { "['rshared', 'rslave']", 0, MS_SLAVE | MS_REC, NULL }, /* in order: the last wins */
                 { "['mode=755']", 0, 0, "mode=755" },
                 { "['nosuid', 'size=64k', 'noexec', 'mode=1777']", MS_NOSUID | MS_NOEXEC, 0, "size=64k,mode=1777" },
@@ -393,24 +410,42 @@ static void test_wrong_types_everywhere(void **state) {
         static const struct {
                 const char *path, *want;
         } fields[] = {
-                { "process", "an object" },        { "process.user", "an object" },
-                { "process.args", "an array" },    { "process.env", "an array" },
-                { "process.capabilities", "an object" }, { "process.capabilities.effective", "an array" },
-                { "process.rlimits", "an array" }, { "process.rlimits.0", "an object" },
-                { "process.user.additionalGids", "an array" }, { "root", "an object" },
-                { "mounts", "an array" },          { "mounts.0", "an object" },
-                { "mounts.0.options", "an array" }, { "linux", "an object" },
-                { "linux.namespaces", "an array" }, { "linux.namespaces.0", "an object" },
-                { "linux.devices", "an array" },   { "linux.devices.0", "an object" },
-                { "linux.maskedPaths", "an array" }, { "linux.readonlyPaths", "an array" },
-                { "linux.seccomp", "an object" },  { "linux.sysctl", "an object" },
-                { "hooks", "an object" },          { "ociVersion", "a string" },
-                { "process.cwd", "a string" },     { "root.path", "a string" },
-                { "hostname", "a string" },        { "linux.rootfsPropagation", "a string" },
-                { "linux.namespaces.0.type", "a string" }, { "linux.devices.0.path", "a string" },
-                { "mounts.0.destination", "a string" }, { "mounts.0.type", "a string" },
-                { "process.user.uid", "an integer" }, { "linux.devices.0.minor", "an integer" },
-                { "process.rlimits.0.soft", "an integer" }, { "root.readonly", "a boolean" },
+                { "process", "an object" },
+                { "process.user", "an object" },
+                { "process.args", "an array" },
+                { "process.env", "an array" },
+                { "process.capabilities", "an object" },
+                { "process.capabilities.effective", "an array" },
+                { "process.rlimits", "an array" },
+                { "process.rlimits.0", "an object" },
+                { "process.user.additionalGids", "an array" },
+                { "root", "an object" },
+                { "mounts", "an array" },
+                { "mounts.0", "an object" },
+                { "mounts.0.options", "an array" },
+                { "linux", "an object" },
+                { "linux.namespaces", "an array" },
+                { "linux.namespaces.0", "an object" },
+                { "linux.devices", "an array" },
+                { "linux.devices.0", "an object" },
+                { "linux.maskedPaths", "an array" },
+                { "linux.readonlyPaths", "an array" },
+                { "linux.seccomp", "an object" },
+                { "linux.sysctl", "an object" },
+                { "hooks", "an object" },
+                { "ociVersion", "a string" },
+                { "process.cwd", "a string" },
+                { "root.path", "a string" },
+                { "hostname", "a string" },
+                { "linux.rootfsPropagation", "a string" },
+                { "linux.namespaces.0.type", "a string" },
+                { "linux.devices.0.path", "a string" },
+                { "mounts.0.destination", "a string" },
+                { "mounts.0.type", "a string" },
+                { "process.user.uid", "an integer" },
+                { "linux.devices.0.minor", "an integer" },
+                { "process.rlimits.0.soft", "an integer" },
+                { "root.readonly", "a boolean" },
         };
         static const char *const values[] = { "'s'", "1", "1.5", "true", "null", "[]", "{}", "[{}]" };
 
@@ -573,12 +608,14 @@ static void test_limits(void **state) {
 }
 
 static void test_vcs_capabilities(void **state) {
-        static const int wanted[] = { CAP_SYS_ADMIN, CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-                                      CAP_FSETID, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, CAP_NET_BIND_SERVICE,
-                                      CAP_NET_ADMIN, CAP_SYS_CHROOT, CAP_MKNOD, CAP_AUDIT_WRITE, CAP_SETFCAP };
-        static const int never[] = { CAP_SYS_MODULE, CAP_SYS_PTRACE, CAP_SYS_RAWIO, CAP_SYS_BOOT, CAP_SYS_TIME,
-                                     CAP_MAC_ADMIN, CAP_MAC_OVERRIDE, CAP_BPF, CAP_PERFMON, CAP_NET_RAW,
-                                     CAP_SYS_RESOURCE };
+        static const int wanted[] = {
+                CAP_SYS_ADMIN,  CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,           CAP_FSETID,
+                CAP_KILL,       CAP_SETGID, CAP_SETUID,       CAP_SETPCAP,         CAP_NET_BIND_SERVICE, CAP_NET_ADMIN,
+                CAP_SYS_CHROOT, CAP_MKNOD,  CAP_AUDIT_WRITE,  CAP_SETFCAP
+        };
+        static const int never[] = { CAP_SYS_MODULE, CAP_SYS_PTRACE, CAP_SYS_RAWIO,    CAP_SYS_BOOT,
+                                     CAP_SYS_TIME,   CAP_MAC_ADMIN,  CAP_MAC_OVERRIDE, CAP_BPF,
+                                     CAP_PERFMON,    CAP_NET_RAW,    CAP_SYS_RESOURCE };
         uint64_t mask = spec_vcs_capabilities(), all = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(wanted); i++)
@@ -636,7 +673,8 @@ static void check_spec_is_inputs(const struct container_spec *s, const struct vc
         assert_int_equal(s->mounts[0].flags, MS_NOSUID | MS_NOEXEC | MS_NODEV);
         if (in->host_dev) {
                 assert_string_equal(s->mounts[1].source, "/dev");
-                assert_true(s->mounts[1].flags == (MS_BIND | MS_REC) && s->mounts[1].propagation == (MS_SLAVE|MS_REC));
+                assert_true(s->mounts[1].flags == (MS_BIND | MS_REC) &&
+                            s->mounts[1].propagation == (MS_SLAVE | MS_REC));
                 assert_int_equal(s->n_devices, 0);
         } else {
                 assert_string_equal(s->mounts[1].type, "tmpfs");
@@ -711,9 +749,16 @@ static void test_generate_round_trip(void **state) {
         json_t *j;
 
         check_round_trip(&in);
-        in = (struct vcs_inputs){ .rootfs = "/r", .rootfs_readonly = true, .args = nfs_args, .env = ARGV(env),
-                                  .cwd = "/work", .hostname = "nfs-client", .binds = binds, .n_binds = 3,
-                                  .host_network = true, .terminal = true };
+        in = (struct vcs_inputs){ .rootfs = "/r",
+                                  .rootfs_readonly = true,
+                                  .args = nfs_args,
+                                  .env = ARGV(env),
+                                  .cwd = "/work",
+                                  .hostname = "nfs-client",
+                                  .binds = binds,
+                                  .n_binds = 3,
+                                  .host_network = true,
+                                  .terminal = true };
         check_round_trip(&in);
         in.host_dev = true;
         in.binds = binds + 1; /* no shared bind: rslave root */
@@ -745,11 +790,11 @@ static void expect_generate_reject(const struct vcs_inputs *in, int code, const 
 }
 
 /* A valid input with one field changed must be refused with msg. */
-#define REJECT_WITH(field, value, code, msg)                                                                       \
-        do {                                                                                                       \
-                struct vcs_inputs in_ = ok;                                                                        \
-                in_.field = (value);                                                                               \
-                expect_generate_reject(&in_, code, msg);                                                           \
+#define REJECT_WITH(field, value, code, msg)                                                                           \
+        do {                                                                                                           \
+                struct vcs_inputs in_ = ok;                                                                            \
+                in_.field = (value);                                                                                   \
+                expect_generate_reject(&in_, code, msg);                                                               \
         } while (0)
 
 static void test_generate_rejects_bad_inputs(void **state) {
@@ -794,7 +839,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_realistic_document),
                 cmocka_unit_test(test_parse_minimal_document),
                 cmocka_unit_test(test_mount_option_table),
-                                cmocka_unit_test(test_reject_each_field),
+                cmocka_unit_test(test_reject_each_field),
                 cmocka_unit_test(test_accept_variants),
                 cmocka_unit_test(test_wrong_types_everywhere),
                 cmocka_unit_test(test_top_level_not_an_object),

@@ -106,12 +106,13 @@ static void test_name_validation(void **state) {
                 const char *name;
                 bool valid;
         } table[] = {
-                {"", false},          {".", false},          {"..", false},   {"a/b", false}, {"/a", false},
-                {"a/", false},        {"-a", false},         {"_a", false},   {".a", false},  {"\xc3\xa9", false},
-                {"a\xc3\xa9", false}, {"a\n", false},        {"a\tb", false}, {"a b", false}, {"a\x7f", false},
-                {"a\x01", false},     {"a:b", false},        {"a*", false},   {"a", true},    {"Z", true},
-                {"0", true},          {"pod-1.vol_2", true}, {"a..", true},   {"a-", true},   {"9_._-", true},
-                {"ABCxyz019", true},
+                { "", false },     { ".", false },          { "..", false },        { "a/b", false },
+                { "/a", false },   { "a/", false },         { "-a", false },        { "_a", false },
+                { ".a", false },   { "\xc3\xa9", false },   { "a\xc3\xa9", false }, { "a\n", false },
+                { "a\tb", false }, { "a b", false },        { "a\x7f", false },     { "a\x01", false },
+                { "a:b", false },  { "a*", false },         { "a", true },          { "Z", true },
+                { "0", true },     { "pod-1.vol_2", true }, { "a..", true },        { "a-", true },
+                { "9_._-", true }, { "ABCxyz019", true },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -178,7 +179,7 @@ static void test_rewrite_keeps_exactly_new_bytes(void **state) {
 }
 
 static void test_write_refuses_bad_names(void **state) {
-        static const char *const bad[] = {"", ".", "..", "a/b", "/abs", "d/"};
+        static const char *const bad[] = { "", ".", "..", "a/b", "/abs", "d/" };
         struct km_error err = {};
         char *tmp;
         int sfd = new_state_dir(&tmp);
@@ -223,12 +224,12 @@ static void expect_junk(int dfd, const char *name, int expected) {
 
 static void test_read_refuses_junk(void **state) {
         static const char *const texts[][2] = {
-                {"truncated", "{\"pid\": 4"}, {"array", "[1, 2]"}, {"null", "null"},
-                {"string", "\"x\""},          {"number", "42"},    {"dup", "{\"a\": 1, \"a\": 2}"},
-                {"trailing", "{} x"},         {"two", "{}{}"},     {"spaces", "   \n"},
+                { "truncated", "{\"pid\": 4" }, { "array", "[1, 2]" }, { "null", "null" },
+                { "string", "\"x\"" },          { "number", "42" },    { "dup", "{\"a\": 1, \"a\": 2}" },
+                { "trailing", "{} x" },         { "two", "{}{}" },     { "spaces", "   \n" },
         };
-        static const unsigned char garbage[] = {0x7f, 'E', 'L', 'F', 0, 0xff, 0xfe, '{', 0, '}', 0x80};
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        static const unsigned char garbage[] = { 0x7f, 'E', 'L', 'F', 0, 0xff, 0xfe, '{', 0, '}', 0x80 };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         char *tmp, *big, *p;
         int sfd = new_state_dir(&tmp), sock;
         json_t *j = NULL;
@@ -483,8 +484,8 @@ static void test_container_dir(void **state) {
 }
 
 static void test_container_list(void **state) {
-        static const char *const dirs[] = {"b", "a", "c.d", "-x", ".hidden", "_u", "B"};
-        static const char *const expected[] = {"B", "a", "b", "c.d", "file"};
+        static const char *const dirs[] = { "b", "a", "c.d", "-x", ".hidden", "_u", "B" };
+        static const char *const expected[] = { "B", "a", "b", "c.d", "file" };
         struct km_error err = {};
         char *tmp, **names = NULL, *p, *q;
         int sfd = new_state_dir(&tmp), cfd;
@@ -613,9 +614,10 @@ static unsigned long long starttime_by_sscanf(pid_t pid) {
         buf[n] = '\0';
         p = strrchr(buf, ')');
         assert_non_null(p);
-        assert_int_equal(
-                sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &v),
-                1);
+        assert_int_equal(sscanf(p + 1,
+                                " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                                &v),
+                         1);
         return v;
 }
 
@@ -678,16 +680,16 @@ static void test_proc_starttime_parser(void **state) {
                 int r;
                 uint64_t v;
         } table[] = {
-                {"1 (x) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 12345 1 2\n", 0, 12345},
-                {"1 ()) ))(( 9 9) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 1 2\n", 0, 777},
-                {"1 (\n) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551615 1\n", 0, UINT64_MAX},
-                {"1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551616 1\n", -EBADMSG, 0},
-                {"1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0\n", -EBADMSG, 0},
-                {"1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5 1\n", -EBADMSG, 0},
-                {"1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x 1\n", -EBADMSG, 0},
-                {"1 x S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 1\n", -EBADMSG, 0},
-                {"1 (x S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 1\n", -EBADMSG, 0},
-                {"", -EBADMSG, 0},
+                { "1 (x) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 12345 1 2\n", 0, 12345 },
+                { "1 ()) ))(( 9 9) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 1 2\n", 0, 777 },
+                { "1 (\n) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551615 1\n", 0, UINT64_MAX },
+                { "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551616 1\n", -EBADMSG, 0 },
+                { "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0\n", -EBADMSG, 0 },
+                { "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5 1\n", -EBADMSG, 0 },
+                { "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x 1\n", -EBADMSG, 0 },
+                { "1 x S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 1\n", -EBADMSG, 0 },
+                { "1 (x S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 1\n", -EBADMSG, 0 },
+                { "", -EBADMSG, 0 },
         };
         char *tmp = test_mkdtemp();
         int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

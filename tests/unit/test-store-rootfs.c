@@ -37,7 +37,6 @@ static int setup(void **state) {
 /* STORE/rootfs/HEX/REL */
 #define T(rel) P("rootfs/%s/%s", D + 7, rel)
 
-
 static void put(const char *path, const char *data) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
@@ -110,7 +109,7 @@ static int check(void) {
 
 /* The clock moves on before a change (kernels before 6.13 keep times at the tick). */
 static void tick(void) {
-        nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+        nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
 }
 
 static void test_record_written_and_checked(void **state) {
@@ -332,7 +331,7 @@ static void test_concurrent_replacement(void **state) {
  * have started from it), also when the image's reference is gone.
  */
 static void test_gc_removes_record_with_tree(void **state) {
-        char *keep[] = {(char *)T(""), NULL};
+        char *keep[] = { (char *)T(""), NULL };
         struct km_error err = {};
         struct store *s;
 

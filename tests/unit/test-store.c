@@ -31,7 +31,6 @@ static int setup(void **state) {
         return store_fixture_setup();
 }
 
-
 static void digest_of(const char *s, char out[DIGEST_STRING_MAX]) {
         digest_buffer(s, strlen(s), out);
 }
@@ -76,7 +75,7 @@ static char *list_tree(const char *dir) {
 /* ---- opening ---- */
 
 static void test_open_layout(void **state) {
-        const char *dirs[] = {"blobs", "blobs/sha256", "refs", "rootfs", "tmp"};
+        const char *dirs[] = { "blobs", "blobs/sha256", "refs", "rootfs", "tmp" };
         struct store *s = open_store();
         char *slashes = NULL;
         struct stat st;
@@ -531,7 +530,7 @@ static void test_refs_round_trip(void **state) {
 }
 
 static void test_refs_junk(void **state) {
-        static const char *const refs[] = {"zero", "garbage", "symlink", "array", "stranger", "dir"};
+        static const char *const refs[] = { "zero", "garbage", "symlink", "array", "stranger", "dir" };
         struct km_error err = {};
         struct store *s = open_store();
         json_t *rec = record("m1"), *got = NULL, *list = NULL;
@@ -691,7 +690,7 @@ static void test_gc(void **state) {
         assert_int_equal(errno, EWOULDBLOCK);
 
         {
-                char *keep[] = {(char *)P("rootfs/%s/", kept + 7), (char *)"/nonexistent", NULL};
+                char *keep[] = { (char *)P("rootfs/%s/", kept + 7), (char *)"/nonexistent", NULL };
 
                 if (store_gc(s, keep, &freed, &err) < 0)
                         fail_msg("gc: %s", err.message);
@@ -700,12 +699,12 @@ static void test_gc(void **state) {
         assert_true(freed >= 256 * 1024 + 100 * 1024);
         assert_true(freed < 256 * 1024 + 100 * 1024 + 64 * 1024);
 
-        const char *reached[] = {cfg, l1, l2, m, cfg2, l3, m2, idx};
+        const char *reached[] = { cfg, l1, l2, m, cfg2, l3, m2, idx };
         for (size_t i = 0; i < ELEMENTSOF(reached); i++)
                 assert_int_equal(store_blob_exists(s, reached[i]), 1);
         assert_int_equal(store_blob_exists(s, unref), 0);
         assert_int_equal(count("blobs/sha256"), (int)ELEMENTSOF(reached));
-        const char *roots[] = {m, m2, kept, by_path};
+        const char *roots[] = { m, m2, kept, by_path };
         for (size_t i = 0; i < ELEMENTSOF(roots); i++)
                 assert_int_equal(access(P("rootfs/%s", roots[i] + 7), F_OK), 0);
         assert_int_equal(count("rootfs"), (int)ELEMENTSOF(roots));

@@ -245,7 +245,7 @@ static int sample_layer(char filter) {
 }
 
 static void test_plain_gzip_zstd(void **state) {
-        const char filters[] = {'n', 'g', 'z'};
+        const char filters[] = { 'n', 'g', 'z' };
 
         for (size_t i = 0; i < ELEMENTSOF(filters); i++) {
                 struct unpack_stats st = {};
@@ -441,7 +441,7 @@ static void test_devices_skipped_setuid_dropped(void **state) {
 }
 
 static void test_bad_whiteouts_refused(void **state) {
-        static const char *const bad[] = {".wh.", "d/.wh.", ".wh..wh..opqX", "d/.wh..wh.foo", ".wh..", ".wh..."};
+        static const char *const bad[] = { ".wh.", "d/.wh.", ".wh..wh..opqX", "d/.wh..wh.foo", ".wh..", ".wh..." };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 apply_refused(one_entry(bad[i], AE_IFREG, NULL), -EINVAL, NULL);
@@ -560,7 +560,7 @@ static void test_link_to_etc_then_passwd(void **state) {
 /* ---- THREATS 23 ---- */
 
 static void test_gzip_bomb_stopped(void **state) {
-        static const struct unpack_limits lim = {.max_bytes = 1 * MiB};
+        static const struct unpack_limits lim = { .max_bytes = 1 * MiB };
         _cleanup_free_ char *zeros = calloc(1, MiB);
         struct km_error err = {};
         struct stat st;
@@ -584,7 +584,7 @@ static void test_gzip_bomb_stopped(void **state) {
 
 /* The image's budget counts the layers before this one (item 16 of issue 9). */
 static void test_image_budget(void **state) {
-        struct unpack_limits lim = {.max_image_bytes = MiB, .image_bytes_before = 600 * 1024};
+        struct unpack_limits lim = { .max_image_bytes = MiB, .image_bytes_before = 600 * 1024 };
         _cleanup_free_ char *data = calloc(1, 500 * 1024 + 1);
         struct unpack_stats st = {};
         struct km_error err = {};
@@ -611,7 +611,7 @@ static void test_image_budget(void **state) {
 }
 
 static void test_too_many_entries_stopped(void **state) {
-        static const struct unpack_limits lim = {.max_entries = 1000};
+        static const struct unpack_limits lim = { .max_entries = 1000 };
         struct unpack_stats st = {};
         struct km_error err = {};
         char name[32];
@@ -628,7 +628,7 @@ static void test_too_many_entries_stopped(void **state) {
 }
 
 static void test_big_file_stopped(void **state) {
-        static const struct unpack_limits lim = {.max_file = 1 * MiB};
+        static const struct unpack_limits lim = { .max_file = 1 * MiB };
         _cleanup_free_ char *zeros = calloc(1, 2 * MiB);
         struct km_error err = {};
         int fd;

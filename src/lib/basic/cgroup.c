@@ -104,7 +104,7 @@ int cgroup_root_open(struct km_error *err) {
 struct enter {
         pid_t pid;
         const char *name;
-        int r; /* the first hierarchy's error, */
+        int r;                       /* the first hierarchy's error, */
         char failed[PATH_MAX + 256]; /* and its group */
 };
 

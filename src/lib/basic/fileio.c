@@ -102,7 +102,7 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
 
         if (!plain_file_name(name) || (!data && size > 0))
                 return error_set(err, -EINVAL, "%s",
-                                    name ? path_display_at(dirfd, name, shown, sizeof(shown)) : "(null)");
+                                 name ? path_display_at(dirfd, name, shown, sizeof(shown)) : "(null)");
 
         for (unsigned tries = 0;; tries++) {
                 temp_name(name, tmp, sizeof(tmp));
@@ -110,8 +110,8 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
                 if (fd >= 0)
                         break;
                 if (errno != EEXIST || tries >= 100)
-                        return error_set(err, -errno, "%s: %s",
-                                            path_display_at(dirfd, name, shown, sizeof(shown)), step);
+                        return error_set(err, -errno, "%s: %s", path_display_at(dirfd, name, shown, sizeof(shown)),
+                                         step);
         }
 
         r = write_temp(fd, data, size, &step);
@@ -134,7 +134,7 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
         /* The rename is done; make it durable (EINVAL: a filesystem without sync for directories). */
         if (fsync(dirfd) < 0 && errno != EINVAL)
                 return error_set(err, -errno, "%s: fsync directory",
-                                    path_display_at(dirfd, name, shown, sizeof(shown)));
+                                 path_display_at(dirfd, name, shown, sizeof(shown)));
         return 0;
 }
 
@@ -162,40 +162,38 @@ int read_json_file(int dirfd, const char *name, json_t **ret, struct km_error *e
                 r = -errno;
                 if (r == -ELOOP)
                         return error_set_plain(err, -EBADMSG, "%s: is a symlink, not followed",
-                                                  path_display_at(dirfd, name, shown, sizeof(shown)));
+                                               path_display_at(dirfd, name, shown, sizeof(shown)));
                 if (r == -ENXIO) /* a socket, or a device without a driver */
                         return error_set_plain(err, -EBADMSG, "%s: not a regular file",
-                                                  path_display_at(dirfd, name, shown, sizeof(shown)));
+                                               path_display_at(dirfd, name, shown, sizeof(shown)));
                 return error_set(err, r, "%s", path_display_at(dirfd, name, shown, sizeof(shown)));
         }
         if (fstat(fd, &st) < 0)
-                return error_set(err, -errno, "%s: stat",
-                                    path_display_at(dirfd, name, shown, sizeof(shown)));
+                return error_set(err, -errno, "%s: stat", path_display_at(dirfd, name, shown, sizeof(shown)));
         if (!S_ISREG(st.st_mode))
                 return error_set_plain(err, -EBADMSG, "%s: not a regular file",
-                                          path_display_at(dirfd, name, shown, sizeof(shown)));
+                                       path_display_at(dirfd, name, shown, sizeof(shown)));
         if (st.st_size > JSON_FILE_MAX)
                 return error_set_plain(err, -EBADMSG, "%s: larger than %d bytes",
-                                          path_display_at(dirfd, name, shown, sizeof(shown)), JSON_FILE_MAX);
+                                       path_display_at(dirfd, name, shown, sizeof(shown)), JSON_FILE_MAX);
 
         r = read_full_fd(fd, JSON_FILE_MAX, &buf, &size);
         if (r == -EFBIG) /* it grew since fstat */
                 return error_set_plain(err, -EBADMSG, "%s: larger than %d bytes",
-                                          path_display_at(dirfd, name, shown, sizeof(shown)), JSON_FILE_MAX);
+                                       path_display_at(dirfd, name, shown, sizeof(shown)), JSON_FILE_MAX);
         if (r < 0)
                 return error_set(err, r, "%s: read", path_display_at(dirfd, name, shown, sizeof(shown)));
         if (size == 0)
-                return error_set_plain(err, -EBADMSG, "%s: empty",
-                                          path_display_at(dirfd, name, shown, sizeof(shown)));
+                return error_set_plain(err, -EBADMSG, "%s: empty", path_display_at(dirfd, name, shown, sizeof(shown)));
 
         /* The parser's text quotes the input, which is ours but not for messages: position only. */
         j = json_loadb(buf, size, JSON_REJECT_DUPLICATES, &jerr);
         if (!j)
                 return error_set_plain(err, -EBADMSG, "%s: invalid JSON at line %d column %d",
-                                          path_display_at(dirfd, name, shown, sizeof(shown)), jerr.line, jerr.column);
+                                       path_display_at(dirfd, name, shown, sizeof(shown)), jerr.line, jerr.column);
         if (!json_is_object(j))
                 return error_set_plain(err, -EBADMSG, "%s: not a JSON object",
-                                          path_display_at(dirfd, name, shown, sizeof(shown)));
+                                       path_display_at(dirfd, name, shown, sizeof(shown)));
         *ret = TAKE_PTR(j);
         return 0;
 }

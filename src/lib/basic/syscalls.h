@@ -51,9 +51,9 @@ struct sys_statmount {
         uint64_t propagate_from;
         uint32_t mnt_root;
         uint32_t mnt_point;
-        uint64_t mnt_ns_id;   /* 6.11 */
-        uint32_t fs_subtype;  /* 6.12, [str] */
-        uint32_t sb_source;   /* 6.12, [str] */
+        uint64_t mnt_ns_id;  /* 6.11 */
+        uint32_t fs_subtype; /* 6.12, [str] */
+        uint32_t sb_source;  /* 6.12, [str] */
         uint32_t opt_num, opt_array, opt_sec_num, opt_sec_array;
         uint64_t __spare2[46];
         char str[];

@@ -42,23 +42,23 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
 /* Declares a cleanup function freep_NAME for pointers of TYPE freed by FUNC. */
-#define DEFINE_CLEANUP(type, func)                                                                         \
-        static inline void func##p(type **p) {                                                             \
-                if (*p)                                                                                    \
-                        func(*p);                                                                          \
+#define DEFINE_CLEANUP(type, func)                                                                                     \
+        static inline void func##p(type **p) {                                                                         \
+                if (*p)                                                                                                \
+                        func(*p);                                                                                      \
         }
 
-#define TAKE_PTR(p)                                                                                        \
-        ({                                                                                                 \
-                __typeof__(p) _p = (p);                                                                    \
-                (p) = NULL;                                                                                \
-                _p;                                                                                        \
+#define TAKE_PTR(p)                                                                                                    \
+        ({                                                                                                             \
+                __typeof__(p) _p = (p);                                                                                \
+                (p) = NULL;                                                                                            \
+                _p;                                                                                                    \
         })
-#define TAKE_FD(fd)                                                                                        \
-        ({                                                                                                 \
-                int _fd = (fd);                                                                            \
-                (fd) = -EBADF;                                                                             \
-                _fd;                                                                                       \
+#define TAKE_FD(fd)                                                                                                    \
+        ({                                                                                                             \
+                int _fd = (fd);                                                                                        \
+                (fd) = -EBADF;                                                                                         \
+                _fd;                                                                                                   \
         })
 
 static inline bool streq(const char *a, const char *b) {

@@ -103,7 +103,7 @@ int caps_apply(const struct caps_sets *sets, struct km_error *err) {
                 if (r < 0 || cap_drop_bound(i) < 0) {
                         r = -errno;
                         return error_set(err, r, "capabilities: drop %s from the bounding set",
-                                            cap_display(i, buf, sizeof(buf)));
+                                         cap_display(i, buf, sizeof(buf)));
                 }
         }
 
@@ -127,7 +127,7 @@ int caps_apply(const struct caps_sets *sets, struct km_error *err) {
                 if ((sets->ambient & (1ULL << i)) && cap_set_ambient(i, CAP_SET) < 0) {
                         r = -errno;
                         return error_set(err, r, "capabilities: raise %s in the ambient set",
-                                            cap_display(i, buf, sizeof(buf)));
+                                         cap_display(i, buf, sizeof(buf)));
                 }
         return 0;
 }

@@ -88,8 +88,10 @@ static int mount_point(int root, const char *dest, bool file, struct km_error *e
                         } else if (mkdirat(parent, c, 0755) < 0)
                                 r = -errno;
                         if (r == -EEXIST && fstatat(parent, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-                                return error_set_plain(err, -ENOENT, "rootfs: mount point %s: %s is a symlink "
-                                                                        "to nothing in the image", dest, prefix);
+                                return error_set_plain(err, -ENOENT,
+                                                       "rootfs: mount point %s: %s is a symlink "
+                                                       "to nothing in the image",
+                                                       dest, prefix);
                         if (r < 0 && r != -EEXIST)
                                 return error_set(err, r, "rootfs: mount point %s: cannot create %s", dest, prefix);
                         fd = openat2_in_root(root, prefix, flags);
@@ -112,8 +114,8 @@ static char *mount_options(const struct spec_mount *m) {
                 unsigned long flag;
                 const char *name;
         } names[] = {
-                { MS_RDONLY, "ro" },   { MS_NOSUID, "nosuid" },           { MS_NODEV, "nodev" },
-                { MS_NOEXEC, "noexec" }, { MS_NOATIME, "noatime" },       { MS_NODIRATIME, "nodiratime" },
+                { MS_RDONLY, "ro" },         { MS_NOSUID, "nosuid" },           { MS_NODEV, "nodev" },
+                { MS_NOEXEC, "noexec" },     { MS_NOATIME, "noatime" },         { MS_NODIRATIME, "nodiratime" },
                 { MS_RELATIME, "relatime" }, { MS_STRICTATIME, "strictatime" },
         };
         char buf[8192] = "";
@@ -184,13 +186,13 @@ static int mount_fresh(int root, const struct spec_mount *m, struct km_error *er
         r = newmount_fs(m->type, m->source, options, dest, what, err);
         if (r == -ENOSYS)
                 return error_set_plain(err, r, "mount %s on %s: needs the new mount API (Linux 5.2)", m->type,
-                                          m->destination);
+                                       m->destination);
         return r < 0 ? r : set_propagation(root, m->destination, m->propagation, err);
 }
 
 static int make_devices(int root, const struct container_spec *s, struct km_error *err) {
         static const char *const links[][2] = {
-                { "/dev/fd", "/proc/self/fd" },   { "/dev/stdin", "/proc/self/fd/0" },
+                { "/dev/fd", "/proc/self/fd" },       { "/dev/stdin", "/proc/self/fd/0" },
                 { "/dev/stdout", "/proc/self/fd/1" }, { "/dev/stderr", "/proc/self/fd/2" },
                 { "/dev/ptmx", "pts/ptmx" },
         };
@@ -394,8 +396,9 @@ static _Noreturn void exec_command(const struct command *c) {
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         cwd = root < 0 ? -errno : openat2_in_root(root, c->cwd, O_PATH | O_DIRECTORY);
         if (cwd < 0 || fchdir(cwd) < 0)
-                fail(125, c->cwd, cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
-                                                                 : strerror(cwd < 0 ? -cwd : errno));
+                fail(125, c->cwd,
+                     cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
+                                                    : strerror(cwd < 0 ? -cwd : errno));
         for (size_t i = 0; i < s->n_rlimits; i++) {
                 struct rlimit rl = { s->rlimits[i].soft, s->rlimits[i].hard };
                 if (setrlimit(s->rlimits[i].resource, &rl) < 0)
@@ -502,7 +505,7 @@ int launch_open_source(const struct spec_mount *m, const char *confine, struct k
 
         if (!m->source || m->source[0] != '/')
                 return error_set_plain(err, -EINVAL, "bind on %s: the source must be an absolute host path",
-                                          m->destination);
+                                       m->destination);
         /* Walked as mount targets are (THREATS 31): a pod's symlink cannot send a bind of its volume to /etc. */
         fd = resolve_confined(m->source, confine, &why, component, sizeof(component));
         if (fd < 0 && why)
@@ -527,13 +530,17 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                 int r;
 
                 if (rq->state_dir_fd < 0)
-                        return error_set_plain(err, -EINVAL, "rootfs %s: a writable layer needs the container's "
-                                                                "state directory", s->root_path);
+                        return error_set_plain(err, -EINVAL,
+                                               "rootfs %s: a writable layer needs the container's "
+                                               "state directory",
+                                               s->root_path);
                 r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
                 t->root = r < 0 ? r : overlay_fsmount(&d, err);
                 if (t->root == -ENOSYS)
-                        return error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount "
-                                                                "API (Linux 5.2)", s->root_path);
+                        return error_set_plain(err, -ENOSYS,
+                                               "rootfs %s: a writable layer needs the new mount "
+                                               "API (Linux 5.2)",
+                                               s->root_path);
                 if (t->root < 0)
                         return t->root;
         } else {
@@ -550,8 +557,9 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                 fd = launch_open_source(m, rq->confine, err);
                 if (fd < 0)
                         return fd;
-                t->binds[i] = sys_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                           (m->flags & MS_REC ? AT_RECURSIVE : 0));
+                t->binds[i] = sys_open_tree(fd, "",
+                                            AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                    (m->flags & MS_REC ? AT_RECURSIVE : 0));
                 if (t->binds[i] < 0)
                         return error_set(err, t->binds[i], "bind source %s", m->source);
         }
@@ -617,7 +625,8 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
                 return error_set(err, r, "clone the container's PID 1");
         closep(&report_wr);
         closep(&go_rd);
-        if (rq->cgroup_root_fd >= 0 && rq->cgroup_name && cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
+        if (rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
+            cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
                 log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         if (write(go_wr, "g", 1) != 1 || read(report_rd, &child_err, sizeof(child_err)) != sizeof(child_err))
                 child_err = (struct km_error){ -EIO, "the container's PID 1 died while setting up" };
@@ -675,7 +684,7 @@ int launch_template_create(struct km_error *err) {
         if (pid == 0) {
                 close(fds[0]);
                 child_err.code = unshare(CLONE_NEWNS) < 0 ? error_set(&child_err, -errno, "template: unshare")
-                                                           : make_small_root(&child_err);
+                                                          : make_small_root(&child_err);
                 (void)!write(fds[1], &child_err, sizeof(child_err));
                 if (child_err.code == 0)
                         pause(); /* until the parent holds the namespace */
@@ -707,8 +716,11 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
         static const struct {
                 const char *name;
                 int type;
-        } order[] = { { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
-                      { "pid", CLONE_NEWPID }, { "mnt", CLONE_NEWNS } };
+        } order[] = { { "ipc", CLONE_NEWIPC },
+                      { "uts", CLONE_NEWUTS },
+                      { "net", CLONE_NEWNET },
+                      { "pid", CLONE_NEWPID },
+                      { "mnt", CLONE_NEWNS } };
         int ns[ELEMENTSOF(order)];
         pid_t pid;
 
@@ -735,8 +747,13 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                 (void)prctl(PR_SET_DUMPABLE, 0);
                 init_scrub_environ();
 
-                struct command cmd = { rq->spec, rq->seccomp, rq->args, rq->env ? rq->env : rq->spec->env,
-                                       rq->cwd ? rq->cwd : rq->spec->cwd, rq->terminal, rq->stdio };
+                struct command cmd = { rq->spec,
+                                       rq->seccomp,
+                                       rq->args,
+                                       rq->env ? rq->env : rq->spec->env,
+                                       rq->cwd ? rq->cwd : rq->spec->cwd,
+                                       rq->terminal,
+                                       rq->stdio };
                 struct km_error e = {};
                 int status;
                 pid_t child;

@@ -22,8 +22,8 @@ struct launch_request {
         int template_mntns_fd; /* the small namespace to clone; -EBADF: made on the spot (slow) */
         int cgroup_root_fd;    /* with cgroup_name: the container's own cgroups; -EBADF: the caller's */
         const char *cgroup_name;
-        int stdio[3];   /* the command's stdin, stdout, stderr */
-        int log_dir_fd; /* >= 0 (detached): stdout and stderr go through PID 1 into LOG_DIR/log, bounded */
+        int stdio[3];        /* the command's stdin, stdout, stderr */
+        int log_dir_fd;      /* >= 0 (detached): stdout and stderr go through PID 1 into LOG_DIR/log, bounded */
         int state_dir_fd;    /* the container's own directory: its writable layer goes there (spec->root_overlay) */
         const char *confine; /* the kubelet dir: bind sources below it may not pass a symlink or ".." */
 };

@@ -347,7 +347,7 @@ static int check_request(const char *runtime, const char *root, const char *id, 
                 return error_set_plain(err, -EINVAL, "runtime %s: the state directory must be absolute", runtime);
         if (!runtime_id_is_valid(id))
                 return error_set_plain(err, -EINVAL, "runtime %s: invalid container ID '%s'", runtime,
-                                          id ? str_printable(id, shown, sizeof(shown)) : "(null)");
+                                       id ? str_printable(id, shown, sizeof(shown)) : "(null)");
         return 0;
 }
 
@@ -394,8 +394,8 @@ static int call(const char *const *argv, const char *id, struct km_error *err) {
                 return 0;
         last_line(out, line, sizeof(line));
         error_set_plain(err, -EIO, "runtime %s %s %s: %s %d%s%s", argv[0], argv[3], id,
-                           WIFSIGNALED(status) ? "killed by signal" : "exit status",
-                           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), *line ? ": " : "", line);
+                        WIFSIGNALED(status) ? "killed by signal" : "exit status",
+                        WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), *line ? ": " : "", line);
         return 1;
 }
 
@@ -460,12 +460,13 @@ static int bundle_config(const struct runtime_request *rq, struct km_error *err)
         mounts = json_object_get(config, "mounts");
         if (json_array_size(mounts) != s->n_mounts)
                 return error_set_plain(err, -EINVAL, "bundle %s: config.json is not the container's", rq->bundle);
-        if (s->root_overlay && json_object_set_new(json_object_get(config, "root"), "path",
-                                                   json_sprintf("%s/rootfs", rq->bundle)) < 0)
+        if (s->root_overlay &&
+            json_object_set_new(json_object_get(config, "root"), "path", json_sprintf("%s/rootfs", rq->bundle)) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_mounts; i++)
                 if (launch_is_bind(&s->mounts[i]) &&
-                    json_object_set_new(json_array_get(mounts, i), "source", json_sprintf("%s/bind-%zu", rq->bundle, i)) < 0)
+                    json_object_set_new(json_array_get(mounts, i), "source",
+                                        json_sprintf("%s/bind-%zu", rq->bundle, i)) < 0)
                         return -ENOMEM;
         text = json_dumps(config, JSON_INDENT(2));
         if (!text)
@@ -526,7 +527,7 @@ static int bundle_prepare(const struct runtime_request *rq, struct km_error *err
                 fds[i] = -EBADF;
         if (unshare(CLONE_NEWNS) < 0)
                 return error_set(err, -errno, "runtime %s run %s: a mount namespace for the bundle", rq->runtime,
-                                    rq->id);
+                                 rq->id);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const struct spec_mount *m = &s->mounts[i];
 
@@ -534,8 +535,9 @@ static int bundle_prepare(const struct runtime_request *rq, struct km_error *err
                         continue;
                 r = fds[i] = launch_open_source(m, rq->confine, err);
                 if (r >= 0)
-                        r = fds[n + i] = sys_open_tree(fds[i], "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                                          (m->flags & MS_REC ? AT_RECURSIVE : 0));
+                        r = fds[n + i] = sys_open_tree(fds[i], "",
+                                                       AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                               (m->flags & MS_REC ? AT_RECURSIVE : 0));
                 if (r == -ENOSYS)
                         r = 0; /* bound from the held source below */
                 else if (r < 0 && err && !err->code)
@@ -543,7 +545,7 @@ static int bundle_prepare(const struct runtime_request *rq, struct km_error *err
         }
         if (r >= 0 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 r = error_set(err, -errno, "runtime %s run %s: make the bundle's namespace rslave", rq->runtime,
-                                 rq->id);
+                              rq->id);
         if (r >= 0 && (dir = open(rq->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
                 r = error_set(err, -errno, "bundle %s", rq->bundle);
         if (r >= 0 && s->root_overlay) {
@@ -656,8 +658,8 @@ int runtime_run(const struct runtime_request *rq, pid_t *ret_pid, struct km_erro
         if (r < 0)
                 return r;
         if (!rq->bundle || rq->bundle[0] != '/')
-                return error_set_plain(err, -EINVAL, "runtime %s run %s: the bundle path must be absolute",
-                                          rq->runtime, rq->id);
+                return error_set_plain(err, -EINVAL, "runtime %s run %s: the bundle path must be absolute", rq->runtime,
+                                       rq->id);
         if (bundle_prepared(rq->spec) && (r = bundle_config(rq, err)) < 0)
                 return r;
         if (pipe2(fds, O_CLOEXEC) < 0)
@@ -703,8 +705,8 @@ int runtime_exec(const struct runtime_exec_request *rq, pid_t *ret_pid, struct k
         if (!rq->args || !rq->args[0] || !rq->args[0][0])
                 return error_set_plain(err, -EINVAL, "runtime %s exec %s: no command", rq->runtime, rq->id);
         if (rq->cwd && rq->cwd[0] != '/')
-                return error_set_plain(err, -EINVAL, "runtime %s exec %s: the directory must be absolute",
-                                          rq->runtime, rq->id);
+                return error_set_plain(err, -EINVAL, "runtime %s exec %s: the directory must be absolute", rq->runtime,
+                                       rq->id);
         argv = runtime_exec_argv(rq);
         if (!argv)
                 return error_set(err, -ENOMEM, "runtime %s exec %s", rq->runtime, rq->id);

@@ -51,18 +51,18 @@ int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_d
                 return error_set(err, -errno, "rootfs %s", lower_path);
         if (fstatfs(state_dir_fd, &sfs) < 0)
                 return error_set(err, -errno, "rootfs %s: writable layer in %s", lower_path,
-                                    fd_path(state_dir_fd, shown, sizeof(shown)));
+                                 fd_path(state_dir_fd, shown, sizeof(shown)));
         if (sfs.f_type == OVERLAYFS_SUPER_MAGIC)
                 return error_set_plain(err, -EOPNOTSUPP,
-                                          "rootfs %s: writable layer in %s: that is on overlayfs, which cannot hold "
-                                          "an overlay's upper dir (put the state directory, KUBEMOUNT_STATE_DIR, on "
-                                          "tmpfs or a disk filesystem)",
-                                          lower_path, fd_path(state_dir_fd, shown, sizeof(shown)));
+                                       "rootfs %s: writable layer in %s: that is on overlayfs, which cannot hold "
+                                       "an overlay's upper dir (put the state directory, KUBEMOUNT_STATE_DIR, on "
+                                       "tmpfs or a disk filesystem)",
+                                       lower_path, fd_path(state_dir_fd, shown, sizeof(shown)));
         /* Fresh: a container never sees what an earlier one of the same name wrote. */
         r = rm_rf_at(state_dir_fd, OVERLAY_LAYER_DIR, why, sizeof(why));
         if (r < 0)
                 return error_set(err, r, "rootfs %s: remove the old writable layer %s/%s (%s)", lower_path,
-                                    fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR, why);
+                                 fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR, why);
         if (mkdirat(state_dir_fd, OVERLAY_LAYER_DIR, 0700) < 0 ||
             (layer = openat(state_dir_fd, OVERLAY_LAYER_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
             mkdirat(layer, "upper", 0700) < 0 || mkdirat(layer, "work", 0700) < 0 ||
@@ -72,7 +72,7 @@ int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_d
             (d->upper = openat(layer, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
             (d->work = openat(layer, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
                 return error_set(err, -errno, "rootfs %s: writable layer %s/%s", lower_path,
-                                    fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR);
+                                 fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR);
         return 0;
 }
 
@@ -84,7 +84,7 @@ struct option_pair {
 
 static void option_pairs(const struct overlay_dirs *d, struct option_pair p[6]) {
         const struct option_pair fixed[] = {
-                { "lowerdir", "" }, { "upperdir", "" }, { "workdir", "" },
+                { "lowerdir", "" }, { "upperdir", "" },    { "workdir", "" },
                 { "index", "off" }, { "metacopy", "off" }, { "redirect_dir", "nofollow" },
         };
         const int fds[3] = { d->lower, d->upper, d->work };
@@ -119,10 +119,10 @@ static int fs_error(int fsfd, int r, const struct overlay_dirs *d, struct km_err
                 buf[strcspn(buf, "\n")] = '\0';
                 if (n > 2 && buf[0] == 'e' && buf[1] == ' ')
                         return error_set_plain(err, r, "rootfs %s: writable layer in %s: %s: %s", d->lower_path,
-                                                  fd_path(d->upper, upper, sizeof(upper)), buf + 2, strerror(-r));
+                                               fd_path(d->upper, upper, sizeof(upper)), buf + 2, strerror(-r));
         }
         return error_set(err, r, "rootfs %s: writable layer in %s: overlay", d->lower_path,
-                            fd_path(d->upper, upper, sizeof(upper)));
+                         fd_path(d->upper, upper, sizeof(upper)));
 }
 
 int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
@@ -133,8 +133,10 @@ int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
         if (fs == -ENOSYS)
                 return fs;
         if (fs == -ENODEV)
-                return error_set_plain(err, fs, "rootfs %s: writable layer: this kernel has no overlay "
-                                                   "filesystem (modprobe overlay)", d->lower_path);
+                return error_set_plain(err, fs,
+                                       "rootfs %s: writable layer: this kernel has no overlay "
+                                       "filesystem (modprobe overlay)",
+                                       d->lower_path);
         if (fs < 0)
                 return error_set(err, fs, "rootfs %s: writable layer: fsopen overlay", d->lower_path);
         option_pairs(d, p);
@@ -156,8 +158,9 @@ int overlay_mount(const struct overlay_dirs *d, const char *target, struct km_er
         if (!options)
                 return error_set(err, -ENOMEM, "rootfs %s: writable layer", d->lower_path);
         if (mount("overlay", target, "overlay", 0, options) < 0)
-                return error_set(err, -errno, "rootfs %s: writable layer in %s: mount overlay on %s (dmesg may "
-                                                 "say more)", d->lower_path, fd_path(d->upper, upper, sizeof(upper)),
-                                    target);
+                return error_set(err, -errno,
+                                 "rootfs %s: writable layer in %s: mount overlay on %s (dmesg may "
+                                 "say more)",
+                                 d->lower_path, fd_path(d->upper, upper, sizeof(upper)), target);
         return 0;
 }

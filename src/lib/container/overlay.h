@@ -28,7 +28,8 @@ struct overlay_dirs {
         int lower, upper, work; /* O_PATH directory fds */
         char *lower_path;       /* for messages */
 };
-#define OVERLAY_DIRS_INIT { .lower = -EBADF, .upper = -EBADF, .work = -EBADF }
+#define OVERLAY_DIRS_INIT                                                                                              \
+        { .lower = -EBADF, .upper = -EBADF, .work = -EBADF }
 void overlay_dirs_done(struct overlay_dirs *d);
 
 /*

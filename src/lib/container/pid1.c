@@ -55,7 +55,7 @@ void init_title_prepare(void) {
         if (n <= 0)
                 return;
         buf[n] = '\0';
-        p = strrchr(buf, ')'); /* comm may hold spaces: fields count from here (field 3 on) */
+        p = strrchr(buf, ')');                        /* comm may hold spaces: fields count from here (field 3 on) */
         for (int field = 2; p && field < 48; field++) /* then arg_start, arg_end, env_start, env_end */
                 p = strchr(p + 1, ' ');
         if (p && sscanf(p + 1, "%lu %lu %lu %lu", &start, &end, &estart, &eend) == 4 && end > start) {

@@ -452,7 +452,7 @@ static const char *const denied[] = {
  * personality(2) only for Linux, 32-bit Linux and uname26 (with and without
  * PER_LINUX32) and the query; others would turn on odd ABI behaviour.
  */
-static const json_int_t personality_allowed[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffff};
+static const json_int_t personality_allowed[] = { 0x0, 0x8, 0x20000, 0x20008, 0xffffffff };
 
 /*
  * The ioctl requests refused.  The kernel takes the request as an unsigned
@@ -490,9 +490,9 @@ static json_t *personality_args(void) {
 }
 
 static int append_ioctl_rule(json_t *rules, const char *action, uint32_t mask, uint32_t value) {
-        json_t *rule = json_pack("{s:[s], s:s, s:[{s:i, s:I, s:I, s:s}]}", "names", "ioctl", "action", action, "args",
-                                 "index", 1, "value", (json_int_t)mask, "valueTwo", (json_int_t)value, "op",
-                                 "SCMP_CMP_MASKED_EQ");
+        json_t *rule =
+                json_pack("{s:[s], s:s, s:[{s:i, s:I, s:I, s:s}]}", "names", "ioctl", "action", action, "args", "index",
+                          1, "value", (json_int_t)mask, "valueTwo", (json_int_t)value, "op", "SCMP_CMP_MASKED_EQ");
 
         if (rule && streq(action, "SCMP_ACT_ERRNO"))
                 json_object_set_new(rule, "errnoRet", json_integer(EPERM));

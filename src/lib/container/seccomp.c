@@ -33,31 +33,30 @@ static const struct {
         uint32_t action; /* for SCMP_ACT_ERRNO, without the errno */
         unsigned flags;
 } actions[] = {
-        {"SCMP_ACT_ALLOW", SCMP_ACT_ALLOW, 0},
-        {"SCMP_ACT_ERRNO", SCMP_ACT_ERRNO(0), ACTION_TAKES_ERRNO},
-        {"SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD, 0},
-        {"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD, 0},
-        {"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS, 0},
-        {"SCMP_ACT_TRAP", SCMP_ACT_TRAP, 0},
-        {"SCMP_ACT_LOG", SCMP_ACT_LOG, 0},
+        { "SCMP_ACT_ALLOW", SCMP_ACT_ALLOW, 0 },
+        { "SCMP_ACT_ERRNO", SCMP_ACT_ERRNO(0), ACTION_TAKES_ERRNO },
+        { "SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD, 0 },
+        { "SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD, 0 },
+        { "SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS, 0 },
+        { "SCMP_ACT_TRAP", SCMP_ACT_TRAP, 0 },
+        { "SCMP_ACT_LOG", SCMP_ACT_LOG, 0 },
         /* Both need a supervisor that kubemount does not have. */
-        {"SCMP_ACT_TRACE", 0, ACTION_UNSUPPORTED},
-        {"SCMP_ACT_NOTIFY", 0, ACTION_UNSUPPORTED},
+        { "SCMP_ACT_TRACE", 0, ACTION_UNSUPPORTED },
+        { "SCMP_ACT_NOTIFY", 0, ACTION_UNSUPPORTED },
 };
 
 static const struct {
         const char *name;
         enum scmp_compare op;
 } operators[] = {
-        {"SCMP_CMP_NE", SCMP_CMP_NE},
-        {"SCMP_CMP_LT", SCMP_CMP_LT},
-        {"SCMP_CMP_LE", SCMP_CMP_LE},
-        {"SCMP_CMP_EQ", SCMP_CMP_EQ},
-        {"SCMP_CMP_GE", SCMP_CMP_GE},
-        {"SCMP_CMP_GT", SCMP_CMP_GT},
-        {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
+        { "SCMP_CMP_NE", SCMP_CMP_NE },
+        { "SCMP_CMP_LT", SCMP_CMP_LT },
+        { "SCMP_CMP_LE", SCMP_CMP_LE },
+        { "SCMP_CMP_EQ", SCMP_CMP_EQ },
+        { "SCMP_CMP_GE", SCMP_CMP_GE },
+        { "SCMP_CMP_GT", SCMP_CMP_GT },
+        { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
 };
-
 
 /* User text in a message: control characters masked, long strings cut. */
 #define SHOW(s, buf) str_printable((s), (buf), sizeof(buf))
@@ -77,8 +76,8 @@ static int field_get(json_t *obj, const char *where, const char *key, json_type 
                 return 0;
         }
         if (json_typeof(v) != t)
-                return error_set_plain(err, -EINVAL, "seccomp: %s%s: must be %s, not %s", where, key,
-                                          json_type_name(t), json_type_name(json_typeof(v)));
+                return error_set_plain(err, -EINVAL, "seccomp: %s%s: must be %s, not %s", where, key, json_type_name(t),
+                                       json_type_name(json_typeof(v)));
         *ret = v;
         return 0;
 }
@@ -97,8 +96,8 @@ static int errno_parse(json_t *obj, const char *where, const char *key, json_t *
                 return 0;
         }
         if (json_integer_value(v) < 0 || json_integer_value(v) > ERRNO_MAX)
-                return error_set_plain(err, -EINVAL, "seccomp: %s%s: %" JSON_INTEGER_FORMAT " is not in 0..%d",
-                                          where, key, json_integer_value(v), ERRNO_MAX);
+                return error_set_plain(err, -EINVAL, "seccomp: %s%s: %" JSON_INTEGER_FORMAT " is not in 0..%d", where,
+                                       key, json_integer_value(v), ERRNO_MAX);
         *ret = (uint32_t)json_integer_value(v);
         return 0;
 }
@@ -122,15 +121,15 @@ static int action_parse(json_t *obj, const char *where, const char *key, const c
                         continue;
                 if (actions[i].flags & ACTION_UNSUPPORTED)
                         return error_set_plain(err, -EOPNOTSUPP, "seccomp: %s%s: %s is not supported", where, key,
-                                                  actions[i].name);
+                                               actions[i].name);
                 if (errno_v && !(actions[i].flags & ACTION_TAKES_ERRNO))
                         return error_set_plain(err, -EINVAL, "seccomp: %s%s: only valid with SCMP_ACT_ERRNO", where,
-                                                  errno_key);
+                                               errno_key);
                 *ret = actions[i].flags & ACTION_TAKES_ERRNO ? SCMP_ACT_ERRNO(errno_ret) : actions[i].action;
                 return 0;
         }
         return error_set_plain(err, -EINVAL, "seccomp: %s%s: unknown action \"%s\"", where, key,
-                                  SHOW(json_string_value(v), buf));
+                               SHOW(json_string_value(v), buf));
 }
 
 static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, struct km_error *err) {
@@ -140,7 +139,7 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
 
         if (!json_is_object(arg))
                 return error_set_plain(err, -EINVAL, "seccomp: %s: must be an object, not %s", where,
-                                          json_type_name(json_typeof(arg)));
+                                       json_type_name(json_typeof(arg)));
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "%s.", where);
         if ((r = field_get(arg, prefix, "index", JSON_INTEGER, true, &index, err)) < 0 ||
@@ -150,7 +149,7 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
                 return r;
         if (json_integer_value(index) < 0 || json_integer_value(index) > 5)
                 return error_set_plain(err, -EINVAL, "seccomp: %sindex: %" JSON_INTEGER_FORMAT " is not in 0..5",
-                                          prefix, json_integer_value(index));
+                                       prefix, json_integer_value(index));
         /* uint64 in the spec; jansson cannot even read the upper half, so negative is malformed. */
         if (json_integer_value(value) < 0)
                 return error_set_plain(err, -EINVAL, "seccomp: %svalue: must not be negative", prefix);
@@ -168,7 +167,7 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
                         return 0;
                 }
         return error_set_plain(err, -EINVAL, "seccomp: %sop: unknown operator \"%s\"", prefix,
-                                  SHOW(json_string_value(op), buf));
+                               SHOW(json_string_value(op), buf));
 }
 
 static bool syscall_name_valid(const char *s) {
@@ -195,7 +194,7 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
 
         if (!json_is_object(rule))
                 return error_set_plain(err, -EINVAL, "seccomp: syscalls[%zu]: must be an object, not %s", idx,
-                                          json_type_name(json_typeof(rule)));
+                                       json_type_name(json_typeof(rule)));
         snprintf(where, sizeof(where), "syscalls[%zu].", idx);
         if ((r = field_get(rule, where, "names", JSON_ARRAY, true, &names, err)) < 0 ||
             (r = field_get(rule, where, "args", JSON_ARRAY, false, &args, err)) < 0 ||
@@ -204,11 +203,11 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
 
         json_array_foreach(names, i, v) {
                 if (!json_is_string(v))
-                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: must be a string, not %s",
-                                                  where, i, json_type_name(json_typeof(v)));
+                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: must be a string, not %s", where,
+                                               i, json_type_name(json_typeof(v)));
                 if (!syscall_name_valid(json_string_value(v)))
                         return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: \"%s\" is not a syscall name",
-                                                  where, i, SHOW(json_string_value(v), buf));
+                                               where, i, SHOW(json_string_value(v), buf));
         }
         if (args && json_array_size(args) > ARGS_MAX)
                 return error_set_plain(err, -EINVAL, "seccomp: %sargs: more than %d conditions", where, ARGS_MAX);
@@ -250,9 +249,8 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
                         r = seccomp_rule_add_array(ctx, action, nr, n_conds, conds);
                 /* The same conditions with another action earlier: a contradiction in the profile. */
                 if (r == -EEXIST)
-                        return error_set_plain(err, -EINVAL,
-                                                  "seccomp: %snames[%zu]: %s conflicts with an earlier rule", where, i,
-                                                  name);
+                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: %s conflicts with an earlier rule",
+                                               where, i, name);
                 if (r < 0)
                         return error_set(err, r, "seccomp: %snames[%zu]: add a rule for %s", where, i, name);
         }
@@ -273,16 +271,16 @@ static int architectures_check(json_t *seccomp, struct km_error *err) {
                 const char *s;
 
                 if (!json_is_string(v))
-                        return error_set_plain(err, -EINVAL, "seccomp: architectures[%zu]: must be a string, not %s",
-                                                  i, json_type_name(json_typeof(v)));
+                        return error_set_plain(err, -EINVAL, "seccomp: architectures[%zu]: must be a string, not %s", i,
+                                               json_type_name(json_typeof(v)));
                 s = json_string_value(v);
                 bool ok = startswith(s, "SCMP_ARCH_") && strlen(s) > strlen("SCMP_ARCH_") && strlen(s) < 32;
                 for (const char *p = s; ok && *p; p++)
                         ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
                 if (!ok)
                         return error_set_plain(err, -EINVAL,
-                                                  "seccomp: architectures[%zu]: \"%s\" is not an SCMP_ARCH_* name", i,
-                                                  SHOW(s, buf));
+                                               "seccomp: architectures[%zu]: \"%s\" is not an SCMP_ARCH_* name", i,
+                                               SHOW(s, buf));
         }
         return 0;
 }
@@ -322,8 +320,7 @@ static int filter_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_
                 return error_set(err, -errno, "seccomp: rewind the filter memfd");
         r = read_full_fd(fd, BPF_MAXINSNS * sizeof(struct sock_filter), &buf, &size);
         if (r == -EFBIG)
-                return error_set_plain(err, -E2BIG, "seccomp: the filter has more than %d instructions",
-                                          BPF_MAXINSNS);
+                return error_set_plain(err, -E2BIG, "seccomp: the filter has more than %d instructions", BPF_MAXINSNS);
         if (r < 0)
                 return error_set(err, r, "seccomp: read the filter back");
         if (size == 0 || size % sizeof(struct sock_filter) != 0)
@@ -346,7 +343,7 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
                 return error_set_plain(err, -EINVAL, "seccomp: missing");
         if (!json_is_object(seccomp))
                 return error_set_plain(err, -EINVAL, "seccomp: must be an object, not %s",
-                                          json_type_name(json_typeof(seccomp)));
+                                       json_type_name(json_typeof(seccomp)));
         if ((r = action_parse(seccomp, "", "defaultAction", "defaultErrnoRet", &default_action, err)) < 0 ||
             (r = architectures_check(seccomp, err)) < 0 || (r = unsupported_check(seccomp, err)) < 0 ||
             (r = field_get(seccomp, "", "syscalls", JSON_ARRAY, false, &syscalls, err)) < 0)

@@ -22,13 +22,14 @@
 #define MAX_ENV 4096
 #define MAX_MOUNTS 1024
 #define MAX_DEVICES 1024
-#define MAX_LIST 1024       /* capability names, mount options, masked and read-only paths */
+#define MAX_LIST 1024 /* capability names, mount options, masked and read-only paths */
 #define MAX_STRING 4096
 #define MAX_DATA 4095       /* mount(2) copies one page of data, NUL included */
 #define MAX_ID 4294967294LL /* (uid_t)-1 means "leave unchanged" to the kernel */
 /* For strcspn(): the control characters, which have no place in a mount option or host name. */
-#define CONTROLS "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16" \
-                 "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
+#define CONTROLS                                                                                                       \
+        "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16"                     \
+        "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
 
 /* Where a value sits, for messages ("config.json: mounts[3].destination"); lives on the stack. */
 struct at {
@@ -84,8 +85,10 @@ static const char *hostname_why(const char *h) {
 
 /* Typed access: v may be NULL (absent), an error only when required. */
 static int want(json_t *v, const struct at *at, json_type type, size_t max, bool required, struct km_error *err) {
-        static const char *const names[] = { [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
-                                             [JSON_STRING] = "a string", [JSON_INTEGER] = "an integer",
+        static const char *const names[] = { [JSON_OBJECT] = "an object",
+                                             [JSON_ARRAY] = "an array",
+                                             [JSON_STRING] = "a string",
+                                             [JSON_INTEGER] = "an integer",
                                              [JSON_TRUE] = "a boolean" };
 
         if (!v)
@@ -213,10 +216,8 @@ static int want_items(json_t *a, const struct at *at, size_t max, size_t size, i
         if (!(*ret = calloc(json_array_size(a) + 1, size)))
                 return error_set(err, -ENOMEM, "config.json");
         *n = json_array_size(a);
-        json_array_foreach(a, i, v)
-                if ((r = want(v, AT_I(at, i), JSON_OBJECT, 0, true, err)) < 0 ||
-                    (r = fn(*ret, i, v, AT_I(at, i), err)) < 0)
-                        return r;
+        json_array_foreach(a, i, v) if ((r = want(v, AT_I(at, i), JSON_OBJECT, 0, true, err)) < 0 ||
+                                        (r = fn(*ret, i, v, AT_I(at, i), err)) < 0) return r;
         return 0;
 }
 
@@ -228,9 +229,10 @@ static int refuse_nonempty(json_t *v, const struct at *at, struct km_error *err)
 
         if ((r = want(v, at, JSON_OBJECT, 0, false, err)) < 0)
                 return r;
-        json_object_foreach(v, key, h)
-                if (!json_is_array(h) || json_array_size(h) > 0)
-                        return fail(err, -EOPNOTSUPP, at, "not supported by the embedded launcher");
+        json_object_foreach(v, key,
+                            h) if (!json_is_array(h) ||
+                                   json_array_size(h) > 0) return fail(err, -EOPNOTSUPP, at,
+                                                                       "not supported by the embedded launcher");
         return 0;
 }
 
@@ -287,12 +289,14 @@ static int parse_capabilities(struct container_spec *s, json_t *caps, const stru
 }
 
 static const struct name_value rlimits[] = {
-        { "RLIMIT_AS", RLIMIT_AS },         { "RLIMIT_CORE", RLIMIT_CORE },       { "RLIMIT_CPU", RLIMIT_CPU },
-        { "RLIMIT_DATA", RLIMIT_DATA },     { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
-        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE }, { "RLIMIT_NICE", RLIMIT_NICE },
-        { "RLIMIT_NOFILE", RLIMIT_NOFILE }, { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
-        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO }, { "RLIMIT_RTTIME", RLIMIT_RTTIME },   { "RLIMIT_STACK", RLIMIT_STACK },
-        { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+        { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
+        { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
+        { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+        { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+        { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
+        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+        { "RLIMIT_STACK", RLIMIT_STACK },     { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
 };
 
 /* Note: RLIM_INFINITY (2^64-1) is beyond the integers jansson reads. */
@@ -337,21 +341,39 @@ static int parse_process(struct container_spec *s, json_t *p, const struct at *a
 }
 
 static const struct name_value mount_flags[] = {
-        { "defaults", 0 },                 { "bind", MS_BIND },             { "rbind", MS_BIND | MS_REC },
-        { "ro", MS_RDONLY },               { "rw", MS_RDONLY, true },       { "nosuid", MS_NOSUID },
-        { "suid", MS_NOSUID, true },       { "nodev", MS_NODEV },           { "dev", MS_NODEV, true },
-        { "noexec", MS_NOEXEC },           { "exec", MS_NOEXEC, true },     { "sync", MS_SYNCHRONOUS },
-        { "async", MS_SYNCHRONOUS, true }, { "dirsync", MS_DIRSYNC },       { "remount", MS_REMOUNT },
-        { "mand", MS_MANDLOCK },           { "nomand", MS_MANDLOCK, true }, { "atime", MS_NOATIME, true },
-        { "noatime", MS_NOATIME },         { "relatime", MS_RELATIME },     { "norelatime", MS_RELATIME, true },
-        { "strictatime", MS_STRICTATIME }, { "nostrictatime", MS_STRICTATIME, true },
-        { "diratime", MS_NODIRATIME, true }, { "nodiratime", MS_NODIRATIME },
-        { "nosymfollow", MS_NOSYMFOLLOW }, { "symfollow", MS_NOSYMFOLLOW, true },
+        { "defaults", 0 },
+        { "bind", MS_BIND },
+        { "rbind", MS_BIND | MS_REC },
+        { "ro", MS_RDONLY },
+        { "rw", MS_RDONLY, true },
+        { "nosuid", MS_NOSUID },
+        { "suid", MS_NOSUID, true },
+        { "nodev", MS_NODEV },
+        { "dev", MS_NODEV, true },
+        { "noexec", MS_NOEXEC },
+        { "exec", MS_NOEXEC, true },
+        { "sync", MS_SYNCHRONOUS },
+        { "async", MS_SYNCHRONOUS, true },
+        { "dirsync", MS_DIRSYNC },
+        { "remount", MS_REMOUNT },
+        { "mand", MS_MANDLOCK },
+        { "nomand", MS_MANDLOCK, true },
+        { "atime", MS_NOATIME, true },
+        { "noatime", MS_NOATIME },
+        { "relatime", MS_RELATIME },
+        { "norelatime", MS_RELATIME, true },
+        { "strictatime", MS_STRICTATIME },
+        { "nostrictatime", MS_STRICTATIME, true },
+        { "diratime", MS_NODIRATIME, true },
+        { "nodiratime", MS_NODIRATIME },
+        { "nosymfollow", MS_NOSYMFOLLOW },
+        { "symfollow", MS_NOSYMFOLLOW, true },
 };
 
 static const struct name_value propagations[] = {
-        { "shared", MS_SHARED },   { "rshared", MS_SHARED | MS_REC },   { "slave", MS_SLAVE },
-        { "rslave", MS_SLAVE | MS_REC }, { "private", MS_PRIVATE }, { "rprivate", MS_PRIVATE | MS_REC },
+        { "shared", MS_SHARED },         { "rshared", MS_SHARED | MS_REC },
+        { "slave", MS_SLAVE },           { "rslave", MS_SLAVE | MS_REC },
+        { "private", MS_PRIVATE },       { "rprivate", MS_PRIVATE | MS_REC },
         { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
 };
 
@@ -401,9 +423,7 @@ static int parse_mount(void *items, size_t i, json_t *v, const struct at *at, st
                 return r;
         if (m->type && fstype_validate(m->type, &why) < 0)
                 return fail(err, -EINVAL, AT(at, "type"), "%s", why);
-        json_array_foreach(options, j, o)
-                if ((r = mount_option(m, o, AT_I(AT(at, "options"), j), err)) < 0)
-                        return r;
+        json_array_foreach(options, j, o) if ((r = mount_option(m, o, AT_I(AT(at, "options"), j), err)) < 0) return r;
         /* Type "bind" is a bind mount even when the options forgot to say so. */
         if (m->type && streq(m->type, "bind"))
                 m->flags |= MS_BIND;
@@ -428,8 +448,8 @@ static int parse_namespaces(struct container_spec *s, json_t *a, const struct at
                 _cleanup_free_ char *path = NULL;
 
                 if ((r = want(v, it, JSON_OBJECT, 0, true, err)) < 0 ||
-                    (r = k = want_name(FIELD(v, it, "type"), namespaces, ELEMENTSOF(namespaces), "namespace",
-                                       err)) < 0 ||
+                    (r = k = want_name(FIELD(v, it, "type"), namespaces, ELEMENTSOF(namespaces), "namespace", err)) <
+                            0 ||
                     (r = want_strdup(FIELD(v, it, "path"), false, true, &path, err)) < 0)
                         return r;
                 if (seen & (1u << k))
@@ -605,19 +625,23 @@ void spec_free(struct container_spec *s) {
  */
 uint64_t spec_vcs_capabilities(void) {
         static const int caps[] = {
-                CAP_SYS_ADMIN,                      /* mount(2), umount2, the new mount API, FUSE */
-                CAP_CHOWN, CAP_FOWNER, CAP_FSETID,  /* bindfs/sshfs pass ownership and modes through; helpers
-                                                       hand their state files (/var/lib/nfs) to service users */
-                CAP_DAC_OVERRIDE,                   /* root helpers open their files whatever the mode */
-                CAP_DAC_READ_SEARCH,                /* FUSE mirrors walk any tree (seccomp stops open_by_handle_at) */
-                CAP_KILL,                           /* stop helper daemons that switched uid (rpc.statd) */
-                CAP_SETUID, CAP_SETGID, CAP_SETPCAP, /* daemons drop privileges; FUSE acts as the caller */
-                CAP_NET_BIND_SERVICE,               /* NFS clients bind reserved ports (< 1024) by default */
-                CAP_NET_ADMIN,                      /* iSCSI and rbd talk to the kernel over netlink */
-                CAP_SYS_CHROOT,                     /* daemons confine themselves (privilege separation) */
-                CAP_MKNOD,                          /* create nodes the fresh /dev lacks (loop, nbd, rbd) */
-                CAP_AUDIT_WRITE,                    /* PAM and login-style helpers fail without it */
-                CAP_SETFCAP,                        /* mirror security.capability xattrs through FUSE */
+                CAP_SYS_ADMIN, /* mount(2), umount2, the new mount API, FUSE */
+                CAP_CHOWN,
+                CAP_FOWNER,
+                CAP_FSETID,          /* bindfs/sshfs pass ownership and modes through; helpers
+                                        hand their state files (/var/lib/nfs) to service users */
+                CAP_DAC_OVERRIDE,    /* root helpers open their files whatever the mode */
+                CAP_DAC_READ_SEARCH, /* FUSE mirrors walk any tree (seccomp stops open_by_handle_at) */
+                CAP_KILL,            /* stop helper daemons that switched uid (rpc.statd) */
+                CAP_SETUID,
+                CAP_SETGID,
+                CAP_SETPCAP,          /* daemons drop privileges; FUSE acts as the caller */
+                CAP_NET_BIND_SERVICE, /* NFS clients bind reserved ports (< 1024) by default */
+                CAP_NET_ADMIN,        /* iSCSI and rbd talk to the kernel over netlink */
+                CAP_SYS_CHROOT,       /* daemons confine themselves (privilege separation) */
+                CAP_MKNOD,            /* create nodes the fresh /dev lacks (loop, nbd, rbd) */
+                CAP_AUDIT_WRITE,      /* PAM and login-style helpers fail without it */
+                CAP_SETFCAP,          /* mirror security.capability xattrs through FUSE */
         };
         uint64_t mask = 0;
 
@@ -737,9 +761,7 @@ static json_t *vcs_env(const struct vcs_inputs *in) {
                 size_t keylen = strchr(e, '=') - e + 1, j;
                 json_t *v;
 
-                json_array_foreach(env, j, v)
-                        if (strncmp(json_string_value(v), e, keylen) == 0)
-                                break;
+                json_array_foreach(env, j, v) if (strncmp(json_string_value(v), e, keylen) == 0) break;
                 if ((j < json_array_size(env) ? json_array_set_new(env, j, json_string(e))
                                               : json_array_append_new(env, json_string(e))) < 0)
                         return NULL;
@@ -794,12 +816,10 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
         }
         if (!root || set(process, "terminal", json_boolean(in->terminal)) < 0 ||
             set(process, "args", strings(in->args)) < 0 || set(process, "env", vcs_env(in)) < 0 ||
-            set(process, "cwd", json_string(in->cwd ? in->cwd : "/")) < 0 ||
-            set(caps, "bounding", strings(NULL)) < 0 || set(caps, "effective", strings(NULL)) < 0 ||
-            set(caps, "permitted", strings(NULL)) < 0 ||
+            set(process, "cwd", json_string(in->cwd ? in->cwd : "/")) < 0 || set(caps, "bounding", strings(NULL)) < 0 ||
+            set(caps, "effective", strings(NULL)) < 0 || set(caps, "permitted", strings(NULL)) < 0 ||
             set(root, "root", json_pack("{s:s, s:b}", "path", in->rootfs, "readonly", in->rootfs_readonly)) < 0 ||
-            (in->rootfs_layer &&
-             set(root, "annotations", json_pack("{s:s}", SPEC_ANNOTATION_LAYER, "overlay")) < 0) ||
+            (in->rootfs_layer && set(root, "annotations", json_pack("{s:s}", SPEC_ANNOTATION_LAYER, "overlay")) < 0) ||
             /* By default the node's own name: NFSv4 clients identify themselves by it. */
             (in->hostname ? set(root, "hostname", json_string(in->hostname)) : json_object_del(root, "hostname")) < 0 ||
             (in->host_dev && json_array_set_new(mounts, 1, bind_json(&host_dev)) < 0) ||

@@ -14,7 +14,6 @@
 
 #include "util.h"
 
-
 /* One entry of "mounts". */
 struct spec_mount {
         char *destination;         /* absolute, simplified, no ".." component */
@@ -59,7 +58,7 @@ struct container_spec {
         char *root_path;
         bool root_readonly;
         bool root_overlay; /* SPEC_ANNOTATION_LAYER: a writable layer of its own over root_path (overlay.h) */
-        char *hostname; /* may be NULL */
+        char *hostname;    /* may be NULL */
 
         struct spec_mount *mounts;
         size_t n_mounts;
@@ -69,8 +68,8 @@ struct container_spec {
         char *netns_path;         /* a "network" entry with a "path": join it (then CLONE_NEWNET is not set) */
         struct spec_device *devices;
         size_t n_devices;
-        char **masked_paths;   /* NULL-terminated */
-        char **readonly_paths; /* NULL-terminated */
+        char **masked_paths;              /* NULL-terminated */
+        char **readonly_paths;            /* NULL-terminated */
         unsigned long rootfs_propagation; /* MS_* | MS_REC, or 0 for the default (rslave) */
         json_t *seccomp;                  /* "linux.seccomp" (a reference the spec holds), or NULL */
 };
@@ -101,10 +100,10 @@ struct vcs_bind {
 struct vcs_inputs {
         const char *rootfs; /* absolute host path of the root filesystem */
         bool rootfs_readonly;
-        bool rootfs_layer; /* rootfs is an image's tree: give the container a writable layer of its own */
-        char *const *args;   /* the command, NULL-terminated, non-empty */
-        char *const *env;    /* extra "K=V" (NULL or NULL-terminated); PATH and HOME have defaults */
-        const char *cwd;     /* NULL = "/" */
+        bool rootfs_layer;    /* rootfs is an image's tree: give the container a writable layer of its own */
+        char *const *args;    /* the command, NULL-terminated, non-empty */
+        char *const *env;     /* extra "K=V" (NULL or NULL-terminated); PATH and HOME have defaults */
+        const char *cwd;      /* NULL = "/" */
         const char *hostname; /* NULL: the node's (the UTS namespace starts as a copy) */
         const struct vcs_bind *binds;
         size_t n_binds;

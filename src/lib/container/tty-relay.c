@@ -33,7 +33,7 @@ static void relay(int master, int in, int out) {
                         if (n <= 0) {
                                 if (i == 1)
                                         return; /* the command's side is closed */
-                                p[0].fd = -1;  /* our input ended: keep showing output */
+                                p[0].fd = -1;   /* our input ended: keep showing output */
                                 continue;
                         }
                         if (write(i == 0 ? master : out, buf, n) != n)
@@ -118,7 +118,7 @@ int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_sla
         if (pidfd >= 0 && poll(&alive, 1, 0) != 0)
                 return error_set_plain(err, -ESRCH, "its PID 1 has exited");
         pts = sys_openat2(root, "dev/pts", O_PATH | O_DIRECTORY,
-                         RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+                          RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         if (pts < 0) {
                 r = pts;
                 if (r == -ELOOP || r == -EXDEV)
@@ -129,10 +129,10 @@ int tty_open_in(int proc_fd, pid_t pid, int pidfd, int *ret_master, int *ret_sla
                 return error_set(err, -errno, "its /dev/pts");
         if (sfs.f_type != DEVPTS_SUPER_MAGIC)
                 return error_set_plain(err, -ENOTTY, "its /dev/pts is not a devpts file system (type %#lx): refused",
-                                          (unsigned long)sfs.f_type);
+                                       (unsigned long)sfs.f_type);
         /* NO_XDEV only here: /dev and /dev/pts are mounts of their own. */
         master = sys_openat2(pts, "ptmx", O_RDWR | O_NOCTTY,
-                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+                             RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
         if (master < 0)
                 return error_set(err, master, "its /dev/pts/ptmx");
         r = tty_open_peer(master, ret_slave);

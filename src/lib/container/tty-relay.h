@@ -39,8 +39,8 @@ struct stdio_relay {
 };
 #define STDIO_RELAY_INIT                                                                                               \
         {                                                                                                              \
-                .fds = { -EBADF, -EBADF, -EBADF }, .ends = { -EBADF, -EBADF, -EBADF }, .stop = -EBADF,                 \
-                .done = -EBADF, .pid = -1                                                                              \
+                .fds = { -EBADF, -EBADF, -EBADF }, .ends = { -EBADF, -EBADF, -EBADF }, .stop = -EBADF, .done = -EBADF, \
+                .pid = -1                                                                                              \
         }
 
 /* Whether fd is a terminal (TCGETS works on it); asks no filesystem (a hung FUSE file cannot block it). */

@@ -55,7 +55,8 @@ KM_EXPORT int km_image_options_set_host_mount_ns(struct km_image_options *o, con
         return free_and_strdup(&o->host_ns, ns_path);
 }
 KM_EXPORT int km_image_options_add_insecure_registry(struct km_image_options *o, const char *host_port) {
-        return !host_port || !*host_port || strchr(host_port, '/') ? -EINVAL : add(&o->insecure, &o->n_insecure, host_port);
+        return !host_port || !*host_port || strchr(host_port, '/') ? -EINVAL
+                                                                   : add(&o->insecure, &o->n_insecure, host_port);
 }
 KM_EXPORT int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir) {
         return free_and_strdup(&o->certs_dir, dir);

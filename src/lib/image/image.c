@@ -85,7 +85,7 @@ static int source_manifest(struct source *src, const char *reference, char **bod
         digest_buffer(*body, *size, digest);
         if (!streq(digest, reference))
                 return error_set_plain(err, -EBADMSG, "%s: manifest %s: its bytes are %s", src->what, reference,
-                                          digest);
+                                       digest);
         *media_type = NULL; /* the body says */
         return 0;
 }
@@ -140,7 +140,7 @@ static uint64_t max_image_bytes(const struct image_options *o) {
  */
 static int unpack_image(struct store *st, const char *manifest_digest, const struct manifest *m,
                         const struct image_options *o, uint64_t *ret_bytes, struct km_error *err) {
-        struct unpack_limits lim = {.max_image_bytes = max_image_bytes(o)};
+        struct unpack_limits lim = { .max_image_bytes = max_image_bytes(o) };
         _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int root = -EBADF;
         int r;
@@ -184,7 +184,7 @@ static int check_declared(struct source *src, const struct manifest *m, const st
                 total = m->layers[i].size > UINT64_MAX - total ? UINT64_MAX : total + m->layers[i].size;
         if (total > max)
                 return error_set_plain(err, -EFBIG, "%s: its layers are over the image size limit of %llu bytes",
-                                          src->what, (unsigned long long)max);
+                                       src->what, (unsigned long long)max);
         return 0;
 }
 
@@ -251,10 +251,10 @@ static int finish(struct store *st, const char *ref, const char *digest, const s
                 return r;
         rootfs = store_rootfs_path(st, digest);
         iso_now(created);
-        rec = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:o, s:o, s:o, s:s?}", "ref", ref, "manifest", digest, "config",
-                        m->config.digest, "rootfs", rootfs, "created", created, "source", source, "entrypoint",
-                        strv_json(ic.entrypoint), "cmd", strv_json(ic.cmd), "env", strv_json(ic.env), "working_dir",
-                        ic.working_dir);
+        rec = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:o, s:o, s:o, s:s?}", "ref", ref, "manifest", digest,
+                        "config", m->config.digest, "rootfs", rootfs, "created", created, "source", source,
+                        "entrypoint", strv_json(ic.entrypoint), "cmd", strv_json(ic.cmd), "env", strv_json(ic.env),
+                        "working_dir", ic.working_dir);
         image_config_done(&ic);
         if (!rec || !rootfs)
                 r = error_set(err, rec ? -ENOENT : -ENOMEM, "image %s: its root filesystem", ref);
@@ -315,7 +315,7 @@ static int layout_check(struct source *src, struct km_error *err) {
         version = json_string_value(json_object_get(j, "imageLayoutVersion"));
         if (!version || !startswith(version, "1."))
                 return error_set_plain(err, -EBADMSG, "%s: oci-layout: not an OCI image layout of version 1",
-                                          src->what);
+                                       src->what);
         return 0;
 }
 
@@ -342,20 +342,22 @@ static int layout_pick(struct source *src, const char *tag, char digest[72], cha
         if (!json_is_array(entries) || json_array_size(entries) == 0)
                 return error_set_plain(err, -EBADMSG, "%s: index.json lists no image", src->what);
         json_array_foreach(entries, i, e) {
-                const char *name = json_string_value(json_object_get(json_object_get(e, "annotations"), REF_NAME_ANNOTATION));
+                const char *name =
+                        json_string_value(json_object_get(json_object_get(e, "annotations"), REF_NAME_ANNOTATION));
 
                 if (tag ? name && streq(name, tag) : json_array_size(entries) == 1)
                         pick = e;
         }
         if (!pick)
                 return error_set_plain(err, -ENOENT, "%s: %s", src->what,
-                                          tag ? "no image of that name in index.json"
-                                              : "several images: name one (oci:DIR:NAME)");
+                                       tag ? "no image of that name in index.json"
+                                           : "several images: name one (oci:DIR:NAME)");
         if (!json_is_string(json_object_get(pick, "digest")) ||
             !digest_is_valid(json_string_value(json_object_get(pick, "digest"))))
                 return error_set_plain(err, -EBADMSG, "%s: index.json: invalid digest", src->what);
         snprintf(digest, 72, "%s", json_string_value(json_object_get(pick, "digest")));
-        const char *name = json_string_value(json_object_get(json_object_get(pick, "annotations"), REF_NAME_ANNOTATION));
+        const char *name =
+                json_string_value(json_object_get(json_object_get(pick, "annotations"), REF_NAME_ANNOTATION));
         *ret_name = name ? strdup(name) : NULL;
         return 0;
 }
@@ -402,7 +404,7 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
 static int import_archive(struct store *st, const char *file, const char *tag, const char *name, const char *source,
                           const struct image_options *o, json_t **ret, struct km_error *err) {
         /* The archive's blobs count against the image's limit too: they are on the disk meanwhile. */
-        struct unpack_limits lim = {.max_image_bytes = max_image_bytes(o)};
+        struct unpack_limits lim = { .max_image_bytes = max_image_bytes(o) };
         _cleanup_close_ int in = open_input(file, err), dir = -EBADF;
         _cleanup_free_ char *tmp = NULL;
         int r;
@@ -480,7 +482,7 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         layer.size = size;
         if (size > max_image_bytes(o))
                 return error_set_plain(err, -EFBIG, "%s: over the image size limit of %llu bytes", file,
-                                          (unsigned long long)max_image_bytes(o));
+                                       (unsigned long long)max_image_bytes(o));
         layer.media_type = (char *)layer_media_type(in);
         out = store_blob_begin(st, &tmp, err);
         if (out < 0)
@@ -523,13 +525,14 @@ int image_import(const char *source, const char *name, const struct image_option
         char *colon;
         int r;
 
-        rest = startswith(source, "oci:") ? source + 4 : startswith(source, "oci-archive:") ? source + 12
-               : startswith(source, "rootfs:")                                     ? source + 7
-                                                                                   : NULL;
+        rest = startswith(source, "oci:")           ? source + 4
+               : startswith(source, "oci-archive:") ? source + 12
+               : startswith(source, "rootfs:")      ? source + 7
+                                                    : NULL;
         if (!rest || !*rest)
-                return error_set_plain(err, -EINVAL,
-                                          "import: '%s': expected oci:DIR[:NAME], oci-archive:FILE[:NAME] or rootfs:TARFILE",
-                                          source);
+                return error_set_plain(
+                        err, -EINVAL,
+                        "import: '%s': expected oci:DIR[:NAME], oci-archive:FILE[:NAME] or rootfs:TARFILE", source);
         path = strdup(rest);
         if (!path)
                 return -ENOMEM;
@@ -621,8 +624,7 @@ int image_resolve(const char *text, bool pull, const struct image_options *o, js
         if (r < 0)
                 return r;
         if (!pull)
-                return error_set_plain(err, -ENOENT, "image %s: not in the store (kubemount pull %s)", canonical,
-                                          text);
+                return error_set_plain(err, -ENOENT, "image %s: not in the store (kubemount pull %s)", canonical, text);
         store_close(TAKE_PTR(st)); /* the pull opens it again */
         return image_pull(text, o, ret, err);
 }

@@ -19,7 +19,7 @@
 #define IMAGE_MAX_BYTES_DEFAULT (16ULL << 30)
 
 struct image_options {
-        const char *store_dir; /* NULL: $KUBEMOUNT_STORE_DIR, else STORE_DIR_DEFAULT */
+        const char *store_dir;    /* NULL: $KUBEMOUNT_STORE_DIR, else STORE_DIR_DEFAULT */
         uint64_t max_image_bytes; /* 0: IMAGE_MAX_BYTES_DEFAULT */
         struct registry_options registry;
         const char *os, *arch, *variant; /* NULL: this machine's */
@@ -45,5 +45,4 @@ int image_remove(const char *ref, char *const *keep_rootfs, const struct image_o
  * The record of REF when the store has it complete; else pulled when pull
  * is true, -ENOENT otherwise.
  */
-int image_resolve(const char *ref, bool pull, const struct image_options *o, json_t **ret_record,
-                  struct km_error *err);
+int image_resolve(const char *ref, bool pull, const struct image_options *o, json_t **ret_record, struct km_error *err);

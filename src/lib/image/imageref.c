@@ -206,7 +206,7 @@ static int fail(struct km_error *err, const char *text, const char *why) {
         char shown[160];
 
         return error_set_plain(err, -EINVAL, "image reference \"%s\": %s", str_printable(text, shown, sizeof(shown)),
-                                  why);
+                               why);
 }
 
 static int parse(const char *text, struct image_ref *ret, struct km_error *err) {

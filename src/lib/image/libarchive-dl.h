@@ -11,33 +11,33 @@
 
 #include "dl.h"
 
-#define KM_LIBARCHIVE_SYMBOLS(X) \
-        X(archive_entry_atime) \
-        X(archive_entry_atime_is_set) \
-        X(archive_entry_atime_nsec) \
-        X(archive_entry_filetype) \
-        X(archive_entry_gid) \
-        X(archive_entry_hardlink) \
-        X(archive_entry_mtime) \
-        X(archive_entry_mtime_is_set) \
-        X(archive_entry_mtime_nsec) \
-        X(archive_entry_pathname) \
-        X(archive_entry_perm) \
-        X(archive_entry_size) \
-        X(archive_entry_size_is_set) \
-        X(archive_entry_sparse_count) \
-        X(archive_entry_symlink) \
-        X(archive_entry_uid) \
-        X(archive_errno) \
-        X(archive_error_string) \
-        X(archive_read_data_block) \
-        X(archive_read_free) \
-        X(archive_read_new) \
-        X(archive_read_next_header) \
-        X(archive_read_open_fd) \
-        X(archive_read_support_filter_gzip) \
-        X(archive_read_support_filter_zstd) \
-        X(archive_read_support_format_empty) \
+#define KM_LIBARCHIVE_SYMBOLS(X)                                                                                       \
+        X(archive_entry_atime)                                                                                         \
+        X(archive_entry_atime_is_set)                                                                                  \
+        X(archive_entry_atime_nsec)                                                                                    \
+        X(archive_entry_filetype)                                                                                      \
+        X(archive_entry_gid)                                                                                           \
+        X(archive_entry_hardlink)                                                                                      \
+        X(archive_entry_mtime)                                                                                         \
+        X(archive_entry_mtime_is_set)                                                                                  \
+        X(archive_entry_mtime_nsec)                                                                                    \
+        X(archive_entry_pathname)                                                                                      \
+        X(archive_entry_perm)                                                                                          \
+        X(archive_entry_size)                                                                                          \
+        X(archive_entry_size_is_set)                                                                                   \
+        X(archive_entry_sparse_count)                                                                                  \
+        X(archive_entry_symlink)                                                                                       \
+        X(archive_entry_uid)                                                                                           \
+        X(archive_errno)                                                                                               \
+        X(archive_error_string)                                                                                        \
+        X(archive_read_data_block)                                                                                     \
+        X(archive_read_free)                                                                                           \
+        X(archive_read_new)                                                                                            \
+        X(archive_read_next_header)                                                                                    \
+        X(archive_read_open_fd)                                                                                        \
+        X(archive_read_support_filter_gzip)                                                                            \
+        X(archive_read_support_filter_zstd)                                                                            \
+        X(archive_read_support_format_empty)                                                                           \
         X(archive_read_support_format_tar)
 
 #define KM_DECLARE_SYM(f) extern __typeof__(f) *sym_##f;

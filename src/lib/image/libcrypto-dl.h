@@ -10,14 +10,14 @@
 
 #include "dl.h"
 
-#define KM_LIBCRYPTO_SYMBOLS(X) \
-        X(EVP_DecodeBlock) \
-        X(EVP_DigestFinal_ex) \
-        X(EVP_DigestInit_ex) \
-        X(EVP_DigestUpdate) \
-        X(EVP_EncodeBlock) \
-        X(EVP_MD_CTX_free) \
-        X(EVP_MD_CTX_new) \
+#define KM_LIBCRYPTO_SYMBOLS(X)                                                                                        \
+        X(EVP_DecodeBlock)                                                                                             \
+        X(EVP_DigestFinal_ex)                                                                                          \
+        X(EVP_DigestInit_ex)                                                                                           \
+        X(EVP_DigestUpdate)                                                                                            \
+        X(EVP_EncodeBlock)                                                                                             \
+        X(EVP_MD_CTX_free)                                                                                             \
+        X(EVP_MD_CTX_new)                                                                                              \
         X(EVP_sha256)
 
 #define KM_DECLARE_SYM(f) extern __typeof__(f) *sym_##f;

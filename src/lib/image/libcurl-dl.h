@@ -11,21 +11,21 @@
 
 #include "dl.h"
 
-#define KM_LIBCURL_SYMBOLS(X) \
-        X(curl_easy_cleanup) \
-        X(curl_easy_getinfo) \
-        X(curl_easy_init) \
-        X(curl_easy_perform) \
-        X(curl_easy_reset) \
-        X(curl_easy_setopt) \
-        X(curl_easy_strerror) \
-        X(curl_free) \
-        X(curl_global_init) \
-        X(curl_slist_append) \
-        X(curl_slist_free_all) \
-        X(curl_url) \
-        X(curl_url_cleanup) \
-        X(curl_url_get) \
+#define KM_LIBCURL_SYMBOLS(X)                                                                                          \
+        X(curl_easy_cleanup)                                                                                           \
+        X(curl_easy_getinfo)                                                                                           \
+        X(curl_easy_init)                                                                                              \
+        X(curl_easy_perform)                                                                                           \
+        X(curl_easy_reset)                                                                                             \
+        X(curl_easy_setopt)                                                                                            \
+        X(curl_easy_strerror)                                                                                          \
+        X(curl_free)                                                                                                   \
+        X(curl_global_init)                                                                                            \
+        X(curl_slist_append)                                                                                           \
+        X(curl_slist_free_all)                                                                                         \
+        X(curl_url)                                                                                                    \
+        X(curl_url_cleanup)                                                                                            \
+        X(curl_url_get)                                                                                                \
         X(curl_url_set)
 
 #define KM_DECLARE_SYM(f) extern __typeof__(f) *sym_##f;

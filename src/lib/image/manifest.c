@@ -98,7 +98,8 @@ static int field_get(const struct ctx *c, json_t *obj, const char *where, const 
         if (!v || json_is_null(v))
                 return required ? fail(c, field_name(name, where, key), "missing") : 0;
         if (json_typeof(v) != t)
-                return fail(c, field_name(name, where, key), "must be %s, not %s", json_type_name(t), json_type_name(json_typeof(v)));
+                return fail(c, field_name(name, where, key), "must be %s, not %s", json_type_name(t),
+                            json_type_name(json_typeof(v)));
         *ret = v;
         return 0;
 }
@@ -413,7 +414,7 @@ static int index_parse(const struct ctx *c, json_t *root, struct manifest *m) {
 }
 
 int manifest_parse(const char *body, size_t size, const char *media_type, struct manifest *ret, struct km_error *err) {
-        const struct ctx c = {"manifest", err};
+        const struct ctx c = { "manifest", err };
         _cleanup_(json_decrefp) json_t *root = NULL;
         _cleanup_(manifest_done) struct manifest m = {};
         const char *type = NULL;
@@ -465,24 +466,24 @@ static const struct {
         const char *machine, *arch, *variant;
         bool prefix;
 } machines[] = {
-        {"x86_64", "amd64", NULL, false},
-        {"amd64", "amd64", NULL, false},
-        {"aarch64", "arm64", NULL, false},
-        {"arm64", "arm64", NULL, false},
-        {"armv8l", "arm", "v7", false},
-        {"armv7", "arm", "v7", true},
-        {"armv6", "arm", "v6", true},
-        {"armv5", "arm", "v5", true},
-        {"i386", "386", NULL, false},
-        {"i486", "386", NULL, false},
-        {"i586", "386", NULL, false},
-        {"i686", "386", NULL, false},
-        {"ppc64le", "ppc64le", NULL, false},
-        {"ppc64", "ppc64", NULL, false},
-        {"s390x", "s390x", NULL, false},
-        {"riscv64", "riscv64", NULL, false},
-        {"loongarch64", "loong64", NULL, false},
-        {"mips64", "mips64", NULL, false},
+        { "x86_64", "amd64", NULL, false },
+        { "amd64", "amd64", NULL, false },
+        { "aarch64", "arm64", NULL, false },
+        { "arm64", "arm64", NULL, false },
+        { "armv8l", "arm", "v7", false },
+        { "armv7", "arm", "v7", true },
+        { "armv6", "arm", "v6", true },
+        { "armv5", "arm", "v5", true },
+        { "i386", "386", NULL, false },
+        { "i486", "386", NULL, false },
+        { "i586", "386", NULL, false },
+        { "i686", "386", NULL, false },
+        { "ppc64le", "ppc64le", NULL, false },
+        { "ppc64", "ppc64", NULL, false },
+        { "s390x", "s390x", NULL, false },
+        { "riscv64", "riscv64", NULL, false },
+        { "loongarch64", "loong64", NULL, false },
+        { "mips64", "mips64", NULL, false },
 };
 
 static void lower_copy(char *dst, const char *src) {
@@ -599,8 +600,8 @@ int manifest_select_platform(const struct manifest *index, const char *os, const
         }
         if (!best) {
                 platform_show(wanted, sizeof(wanted), want.os, want.arch, want.variant);
-                return error_set_plain(err, -ENOENT, "manifest: no image for %s in the index (available: %s)",
-                                          wanted, used ? avail : "none");
+                return error_set_plain(err, -ENOENT, "manifest: no image for %s in the index (available: %s)", wanted,
+                                       used ? avail : "none");
         }
         *ret = best;
         return 0;
@@ -698,7 +699,7 @@ static int config_build(const struct ctx *c, json_t *root, struct image_config *
 }
 
 int image_config_parse(const char *body, size_t size, struct image_config *ret, struct km_error *err) {
-        const struct ctx c = {"image config", err};
+        const struct ctx c = { "image config", err };
         _cleanup_(json_decrefp) json_t *root = NULL;
         _cleanup_(image_config_done) struct image_config ic = {};
         int r;

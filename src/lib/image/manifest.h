@@ -43,9 +43,9 @@ enum manifest_kind { MANIFEST_IMAGE, MANIFEST_INDEX };
 
 struct manifest {
         enum manifest_kind kind;
-        char *media_type; /* as declared (or as given by the caller when the body has none) */
-        struct descriptor config;   /* MANIFEST_IMAGE */
-        struct descriptor *layers;  /* MANIFEST_IMAGE */
+        char *media_type;          /* as declared (or as given by the caller when the body has none) */
+        struct descriptor config;  /* MANIFEST_IMAGE */
+        struct descriptor *layers; /* MANIFEST_IMAGE */
         size_t n_layers;
         struct descriptor *entries; /* MANIFEST_INDEX */
         size_t n_entries;

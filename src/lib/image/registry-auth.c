@@ -231,15 +231,15 @@ int registry_auth_find(char *const *files, const char *host, char **ret_basic, c
                 }
                 if (!named) {
                         log_msg(KM_LOG_WARNING, "auth file %s skipped: %s", files[i],
-                               r == -EBADMSG ? "not a docker config.json with valid entries" : strerror(-r));
+                                r == -EBADMSG ? "not a docker config.json with valid entries" : strerror(-r));
                         r = 0;
                         continue;
                 }
                 if (r == -EBADMSG)
                         r = error_set_plain(err, r,
-                                               "auth file %s: not a docker config.json, or its entry for %s is "
-                                               "malformed",
-                                               files[i], host);
+                                            "auth file %s: not a docker config.json, or its entry for %s is "
+                                            "malformed",
+                                            files[i], host);
                 else
                         r = error_set(err, r, "auth file %s", files[i]);
                 break;
@@ -362,13 +362,12 @@ int registry_token_parse(const char *body, size_t size, char **ret_header, struc
         if (!t || !*t)
                 return error_set_plain(err, -EBADMSG, "the token service's answer has no \"token\"");
         if (strlen(t) > TOKEN_MAX)
-                return error_set_plain(err, -EBADMSG, "the token service's token is longer than %d bytes",
-                                          TOKEN_MAX);
+                return error_set_plain(err, -EBADMSG, "the token service's token is longer than %d bytes", TOKEN_MAX);
         for (const char *c = t; *c; c++)
                 if (*c <= 0x20 || *c >= 0x7f)
                         return error_set_plain(err, -EBADMSG,
-                                                  "the token service's token has characters "
-                                                  "that cannot go into a header");
+                                               "the token service's token has characters "
+                                               "that cannot go into a header");
         if (asprintf(ret_header, "Authorization: Bearer %s", t) < 0)
                 return error_set(err, -ENOMEM, "token");
         return 0;
@@ -406,7 +405,7 @@ static int select_cert_file(const struct dirent *d) {
  */
 int registry_tls_load(const char *host, const char *certs_dir, const char *system_bundle, char **ret_ca,
                       size_t *ret_ca_size, char **ret_cert, char **ret_key, struct km_error *err) {
-        const char *dirs[] = {"/etc/containers/certs.d", "/etc/docker/certs.d", certs_dir};
+        const char *dirs[] = { "/etc/containers/certs.d", "/etc/docker/certs.d", certs_dir };
         _cleanup_free_ char *ca = NULL, *cert = NULL, *key = NULL;
         _cleanup_fclose_ FILE *out = NULL;
         size_t ca_size = 0;
@@ -691,10 +690,9 @@ int registry_status_error(const char *host, const char *what, long status, const
         default:
                 e = status >= 500 ? -EREMOTEIO : -EPROTO;
         }
-        return error_set_plain(err, e, "registry %s: %s: %ld %s%s%s%s%s%s%s", host, what, status,
-                                  status_text(status), code ? ": " : "",
-                                  code ? str_printable(code, b1, sizeof(b1)) : "", msg ? ": " : "",
-                                  msg ? str_printable(msg, b2, sizeof(b2)) : "", hint ? "; " : "", hint ? hint : "");
+        return error_set_plain(err, e, "registry %s: %s: %ld %s%s%s%s%s%s%s", host, what, status, status_text(status),
+                               code ? ": " : "", code ? str_printable(code, b1, sizeof(b1)) : "", msg ? ": " : "",
+                               msg ? str_printable(msg, b2, sizeof(b2)) : "", hint ? "; " : "", hint ? hint : "");
 }
 
 /* Checks the parts of a reference that go into URLs and paths. */
@@ -705,11 +703,11 @@ int registry_name_check(const char *host, const char *repository, struct km_erro
         if (n == 0 || n > 255 || host[0] == '.' || host[0] == '-' ||
             strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") != n)
                 return error_set_plain(err, -EINVAL, "registry \"%s\": not a registry name",
-                                          str_printable(host, b, sizeof(b)));
+                                       str_printable(host, b, sizeof(b)));
         if (m == 0 || m > 255 || repository[0] == '/' || repository[m - 1] == '/' || strstr(repository, "//") ||
             strstr(repository, "..") || strspn(repository, "abcdefghijklmnopqrstuvwxyz0123456789._-/") != m)
                 return error_set_plain(err, -EINVAL, "registry %s: \"%s\" is not a repository name", host,
-                                          str_printable(repository, b, sizeof(b)));
+                                       str_printable(repository, b, sizeof(b)));
         return 0;
 }
 
@@ -732,7 +730,7 @@ void registry_retry_wait(const char *retry_after, int attempt) {
         }
         if (ms > 10000)
                 ms = 10000;
-        ts = (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+        ts = (struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                 ;
 }

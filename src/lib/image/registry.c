@@ -264,7 +264,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
 static int perform(struct registry *r, const char *url, const char *accept, const char *auth, bool client_cert,
                    struct xfer *x, struct km_error *err) {
         _cleanup_(headers_freep) struct curl_slist *headers = NULL;
-        struct curl_blob ca = {.data = r->ca, .len = r->ca_size, .flags = CURL_BLOB_NOCOPY};
+        struct curl_blob ca = { .data = r->ca, .len = r->ca_size, .flags = CURL_BLOB_NOCOPY };
         char shown[512];
         CURL *c = r->curl;
 
@@ -314,8 +314,8 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                         return error_set(err, x->write_error, "blob download file");
                 cc = sym_curl_easy_perform(c);
                 log_msg(KM_LOG_DEBUG, "registry %s: GET %s: %s%.0ld", r->host,
-                       registry_url_show(url, shown, sizeof(shown)),
-                       cc == CURLE_OK ? "status " : sym_curl_easy_strerror(cc), cc == CURLE_OK ? x->status : 0L);
+                        registry_url_show(url, shown, sizeof(shown)),
+                        cc == CURLE_OK ? "status " : sym_curl_easy_strerror(cc), cc == CURLE_OK ? x->status : 0L);
                 if (cc == CURLE_OK) {
                         if ((x->status == 429 || x->status >= 500) && attempt < r->retries) {
                                 registry_retry_wait(x->retry_after, attempt);
@@ -327,17 +327,17 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                         return -EFBIG; /* the caller says what was too big */
                 if (x->write_error)
                         return error_set(err, x->write_error, "writing what %s sent",
-                                            registry_url_show(url, shown, sizeof(shown)));
+                                         registry_url_show(url, shown, sizeof(shown)));
                 e = registry_curl_errno(cc, &retry);
                 if (retry && attempt < r->retries) {
                         log_msg(KM_LOG_INFO, "registry %s: %s, retrying", r->host,
-                               r->errbuf[0] ? r->errbuf : sym_curl_easy_strerror(cc));
+                                r->errbuf[0] ? r->errbuf : sym_curl_easy_strerror(cc));
                         registry_retry_wait(x->retry_after, attempt);
                         continue;
                 }
                 return error_set_plain(err, e, "GET %s: %s", registry_url_show(url, shown, sizeof(shown)),
-                                          r->errbuf[0] ? str_printable(r->errbuf, r->errbuf, sizeof(r->errbuf))
-                                                       : sym_curl_easy_strerror(cc));
+                                       r->errbuf[0] ? str_printable(r->errbuf, r->errbuf, sizeof(r->errbuf))
+                                                    : sym_curl_easy_strerror(cc));
         }
 }
 
@@ -370,23 +370,23 @@ static int follow(struct registry *r, const char *url, const char *accept, const
                         return e;
                 if (sym_curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &location) != CURLE_OK || !location)
                         return error_set_plain(err, -EPROTO, "GET %s: redirect (%ld) without a Location",
-                                                  registry_url_show(cur, shown, sizeof(shown)), x->status);
+                                               registry_url_show(cur, shown, sizeof(shown)), x->status);
                 if (hop + 1 > REDIRECTS_MAX)
                         return error_set_plain(err, -ELOOP, "GET %s: more than %d redirects",
-                                                  registry_url_show(url, shown, sizeof(shown)), REDIRECTS_MAX);
+                                               registry_url_show(url, shown, sizeof(shown)), REDIRECTS_MAX);
                 next_origin = registry_url_origin(location, &scheme);
                 if (!next_origin || !scheme)
                         return error_set_plain(err, -EPROTO, "GET %s: redirect to an unparsable URL",
-                                                  registry_url_show(cur, shown, sizeof(shown)));
+                                               registry_url_show(cur, shown, sizeof(shown)));
                 if (!streq(scheme, "https") && !(r->insecure && streq(scheme, "http")))
                         return error_set_plain(err, -EPROTO,
-                                                  "GET %s: redirect to %s refused: only https is allowed (the "
-                                                  "registry is not marked insecure)",
-                                                  registry_url_show(cur, shown, sizeof(shown)),
-                                                  registry_url_show(location, shown2, sizeof(shown2)));
+                                               "GET %s: redirect to %s refused: only https is allowed (the "
+                                               "registry is not marked insecure)",
+                                               registry_url_show(cur, shown, sizeof(shown)),
+                                               registry_url_show(location, shown2, sizeof(shown2)));
                 log_msg(KM_LOG_DEBUG, "registry %s: redirect to %s%s", r->host,
-                       registry_url_show(location, shown, sizeof(shown)),
-                       x->at_origin && !streq(next_origin, origin) ? " (another origin: no credentials)" : "");
+                        registry_url_show(location, shown, sizeof(shown)),
+                        x->at_origin && !streq(next_origin, origin) ? " (another origin: no credentials)" : "");
                 x->at_origin = x->at_origin && streq(next_origin, origin);
                 free(cur);
                 cur = strdup(location);
@@ -429,16 +429,16 @@ static int creds_load(struct registry *r, struct km_error *err) {
 static int token_fetch(struct registry *r, const char *realm, const char *service, const char *scope, char **ret,
                        struct km_error *err) {
         _cleanup_free_ char *url = NULL, *hint = NULL;
-        _cleanup_(xfer_done) struct xfer x = {.fd = -EBADF, .max = TOKEN_BODY_MAX, .r = r, .secret = true};
+        _cleanup_(xfer_done) struct xfer x = { .fd = -EBADF, .max = TOKEN_BODY_MAX, .r = r, .secret = true };
         _cleanup_free_ char *scheme = NULL, *o = registry_url_origin(realm, &scheme);
         char shown[512], what[600];
         int e;
 
         if (!o || !scheme || (!streq(scheme, "https") && !(r->insecure && streq(scheme, "http"))))
                 return error_set_plain(err, -EPROTO,
-                                          "registry %s: token service %s refused: only https is "
-                                          "allowed (the registry is not marked insecure)",
-                                          r->host, registry_url_show(realm, shown, sizeof(shown)));
+                                       "registry %s: token service %s refused: only https is "
+                                       "allowed (the registry is not marked insecure)",
+                                       r->host, registry_url_show(realm, shown, sizeof(shown)));
         url = registry_token_url(realm, service, scope);
         if (!url)
                 return error_set(err, -ENOMEM, "token request");
@@ -449,7 +449,7 @@ static int token_fetch(struct registry *r, const char *realm, const char *servic
         e = follow(r, url, "application/json", r->basic, &x, err);
         if (e == -EFBIG)
                 e = error_set_plain(err, e, "registry %s: %s: the answer is larger than %d bytes", r->host, what,
-                                       TOKEN_BODY_MAX);
+                                    TOKEN_BODY_MAX);
         else if (e >= 0 && x.status != 200) {
                 if (x.status == 401 || x.status == 403)
                         hint = registry_creds_hint(r->host, r->auth_files, r->basic ? r->creds_file : NULL);
@@ -501,7 +501,8 @@ static int authenticate(struct registry *r, struct xfer *x, const char *what, st
                 t = token_find(r, scope);
                 if (t && r->auth == t->header) {
                         /* Sent and refused (expired): forget it. */
-                        log_msg(KM_LOG_DEBUG, "registry %s: the token for %s was refused, asking again", r->host, scope);
+                        log_msg(KM_LOG_DEBUG, "registry %s: the token for %s was refused, asking again", r->host,
+                                scope);
                         registry_secret_free(t->header);
                         free(t->scope);
                         *t = r->tokens[--r->n_tokens];
@@ -582,7 +583,7 @@ static int fetch(struct registry *r, const char *path, const char *accept, const
 
 int registry_new(const struct image_ref *ref, const struct registry_options *o, struct registry **ret,
                  struct km_error *err) {
-        static const struct registry_options defaults = {.progress_fd = -1};
+        static const struct registry_options defaults = { .progress_fd = -1 };
         _cleanup_(registry_freep) struct registry *r = NULL;
         char *cainfo = NULL;
         size_t n = 0;
@@ -645,7 +646,7 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
         if (r->retries > RETRIES_MAX)
                 r->retries = RETRIES_MAX;
         log_msg(KM_LOG_DEBUG, "registry %s: %s%s%s", r->host, r->base, r->ca ? ", extra CAs from certs.d" : "",
-               r->client_cert ? ", a client certificate" : "");
+                r->client_cert ? ", a client certificate" : "");
         *ret = TAKE_PTR(r);
         return 0;
 }
@@ -675,7 +676,7 @@ void registry_free(struct registry *r) {
 
 int registry_get_manifest(struct registry *r, const char *reference, char **ret_body, size_t *ret_size,
                           char **ret_media_type, char ret_digest[72], struct km_error *err) {
-        _cleanup_(xfer_done) struct xfer x = {.fd = -EBADF, .max = MANIFEST_MAX_SIZE, .r = r};
+        _cleanup_(xfer_done) struct xfer x = { .fd = -EBADF, .max = MANIFEST_MAX_SIZE, .r = r };
         _cleanup_free_ char *path = NULL, *media_type = NULL;
         bool by_digest = strchr(reference, ':');
         char what[400], d[DIGEST_STRING_MAX], b[100];
@@ -685,7 +686,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **ret_
                  str_printable(reference, b, sizeof(b)));
         if (by_digest ? !digest_is_valid(reference) : !registry_tag_is_valid(reference))
                 return error_set_plain(err, -EINVAL, "registry %s: %s: not a %s", r->host, what,
-                                          by_digest ? "sha256 digest" : "valid tag");
+                                       by_digest ? "sha256 digest" : "valid tag");
         if (asprintf(&path, "/v2/%s/manifests/%s", r->repository, reference) < 0) {
                 path = NULL;
                 return error_set(err, -ENOMEM, "manifest");
@@ -693,7 +694,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **ret_
         e = fetch(r, path, manifest_accept, what, &x, err);
         if (e == -EFBIG)
                 e = error_set_plain(err, e, "registry %s: %s: larger than %d bytes, refused", r->host, what,
-                                       MANIFEST_MAX_SIZE);
+                                    MANIFEST_MAX_SIZE);
         if (e < 0)
                 return e;
         if (!x.buf && !(x.buf = calloc(1, 1)))
@@ -701,18 +702,18 @@ int registry_get_manifest(struct registry *r, const char *reference, char **ret_
         digest_buffer(x.buf, x.got, d);
         if (by_digest && !streq(d, reference))
                 return error_set_plain(err, -EBADMSG,
-                                          "registry %s: %s: the registry sent content whose digest "
-                                          "is %s",
-                                          r->host, what, d);
+                                       "registry %s: %s: the registry sent content whose digest "
+                                       "is %s",
+                                       r->host, what, d);
         if (x.docker_digest && startswith(x.docker_digest, DIGEST_SHA256_PREFIX) && !streq(x.docker_digest, d))
                 return error_set_plain(err, -EBADMSG,
-                                          "registry %s: %s: Docker-Content-Digest %s does not match "
-                                          "the content's %s",
-                                          r->host, what, str_printable(x.docker_digest, b, sizeof(b)), d);
+                                       "registry %s: %s: Docker-Content-Digest %s does not match "
+                                       "the content's %s",
+                                       r->host, what, str_printable(x.docker_digest, b, sizeof(b)), d);
         if (x.content_type && !(media_type = strndup(x.content_type, strcspn(x.content_type, "; \t"))))
                 return error_set(err, -ENOMEM, "manifest");
         log_msg(KM_LOG_DEBUG, "registry %s: %s: %s, %" PRIu64 " bytes, %s", r->host, what, d, x.got,
-               media_type ? str_printable(media_type, b, sizeof(b)) : "no Content-Type");
+                media_type ? str_printable(media_type, b, sizeof(b)) : "no Content-Type");
         *ret_body = TAKE_PTR(x.buf);
         if (ret_size)
                 *ret_size = x.got;
@@ -729,7 +730,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **ret_
  * would verify, and then it is right).
  */
 static void blob_discard(struct store *s, const char *tmp, int fd, const char *digest, uint64_t size) {
-        struct km_error ignored = {0};
+        struct km_error ignored = { 0 };
 
         if (ftruncate(fd, 0) < 0)
                 log_msg(KM_LOG_DEBUG, "blob %s: cannot empty the download file: %m", digest);
@@ -737,7 +738,7 @@ static void blob_discard(struct store *s, const char *tmp, int fd, const char *d
 }
 
 int registry_get_blob(struct registry *r, struct store *s, const char *digest, uint64_t size, struct km_error *err) {
-        _cleanup_(xfer_done) struct xfer x = {.fd = -EBADF, .max = size, .r = r, .label = digest};
+        _cleanup_(xfer_done) struct xfer x = { .fd = -EBADF, .max = size, .r = r, .label = digest };
         _cleanup_free_ char *path = NULL, *tmp = NULL;
         _cleanup_close_ int fd = -EBADF;
         char what[400], b[100];
@@ -749,7 +750,7 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
                 return error_set_plain(err, -EINVAL, "registry %s: %s: not a sha256 digest", r->host, what);
         if (size > INT64_MAX)
                 return error_set_plain(err, -EINVAL, "registry %s: %s: size %" PRIu64 " out of range", r->host, what,
-                                          size);
+                                       size);
         if (store_blob_exists(s, digest) > 0)
                 return 0;
         if (asprintf(&path, "/v2/%s/blobs/%s", r->repository, digest) < 0) {
@@ -764,9 +765,10 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
         e = fetch(r, path, NULL, what, &x, err);
         progress_clear(&x);
         if (e == -EFBIG)
-                e = error_set_plain(
-                        err, e, "registry %s: %s: the registry sends more than the %" PRIu64 " bytes declared, refused",
-                        r->host, what, size);
+                e = error_set_plain(err, e,
+                                    "registry %s: %s: the registry sends more than the %" PRIu64
+                                    " bytes declared, refused",
+                                    r->host, what, size);
         if (e < 0) {
                 blob_discard(s, tmp, fd, digest, size);
                 return e;

@@ -15,12 +15,13 @@
 #include "store.h"
 
 struct registry_options {
-        char *const *insecure;     /* "HOST:PORT" allowed over plain HTTP (NULL-terminated or NULL) */
-        const char *certs_dir;     /* extra DIR with HOST:PORT/ca.crt, besides /etc/containers/certs.d and /etc/docker/certs.d */
-        char *const *auth_files;   /* docker config.json files, first match wins; NULL: $DOCKER_CONFIG/config.json,
-                                      ~/.docker/config.json, /var/lib/kubelet/config.json, ... */
-        int progress_fd;           /* >= 0 and a terminal: a progress line there */
-        int retries;               /* default 3 */
+        char *const *insecure;   /* "HOST:PORT" allowed over plain HTTP (NULL-terminated or NULL) */
+        const char *certs_dir;   /* extra DIR with HOST:PORT/ca.crt, besides /etc/containers/certs.d and
+                                    /etc/docker/certs.d */
+        char *const *auth_files; /* docker config.json files, first match wins; NULL: $DOCKER_CONFIG/config.json,
+                                    ~/.docker/config.json, /var/lib/kubelet/config.json, ... */
+        int progress_fd;         /* >= 0 and a terminal: a progress line there */
+        int retries;             /* default 3 */
 };
 
 struct registry;

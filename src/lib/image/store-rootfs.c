@@ -135,7 +135,7 @@ static int open_tree_dir(int root, const char *path) {
                 return fd >= 0 ? fd : -errno;
         }
         return sys_openat2(root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 /*
@@ -259,7 +259,7 @@ static int lock_tree(int fd) {
                         return -errno;
                 if (tries >= LOCK_TRIES)
                         return -EBUSY;
-                nanosleep(&(struct timespec){.tv_nsec = LOCK_WAIT_NS}, NULL);
+                nanosleep(&(struct timespec){ .tv_nsec = LOCK_WAIT_NS }, NULL);
         }
         return 0;
 }
@@ -296,10 +296,10 @@ static int retire(struct store *s, int dfd, const char *name, const char *hex, c
                         break;
                 if ((errno != EEXIST && errno != ENOTEMPTY && errno != EINVAL && errno != ENOSYS) || tries >= 100)
                         return error_set(err, -errno, "rootfs %s: set the old tree aside as %s/rootfs/%s", digest,
-                                            s->path, old);
+                                         s->path, old);
         }
         log_msg(KM_LOG_INFO, "store %s: the old tree is rootfs/%s until no container of the image is left", s->path,
-               old);
+                old);
         return 0;
 }
 

@@ -51,7 +51,7 @@ int store_invalid(struct km_error *err, const char *what, const char *value) {
         char shown[128];
 
         return error_set_plain(err, -EINVAL, "%s: invalid: '%s'", what,
-                                  value ? str_printable(value, shown, sizeof(shown)) : "(null)");
+                               value ? str_printable(value, shown, sizeof(shown)) : "(null)");
 }
 
 void store_fsync_dir(int fd, int *r) {
@@ -187,10 +187,10 @@ static int open_private(int dfd, const char *name, const char *shown, struct km_
                 return error_set(err, -errno, "store %s", shown);
         if (st.st_uid != geteuid())
                 return error_set_plain(err, -EPERM, "store %s: owned by uid %u, not %u, refusing", shown,
-                                          (unsigned)st.st_uid, (unsigned)geteuid());
+                                       (unsigned)st.st_uid, (unsigned)geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return error_set_plain(err, -EPERM, "store %s: writable by group or others (mode %04o), refusing",
-                                          shown, (unsigned)(st.st_mode & 07777));
+                                       shown, (unsigned)(st.st_mode & 07777));
         return TAKE_FD(fd);
 }
 
@@ -203,7 +203,7 @@ static int flock_wait(int fd, int op) {
 
 /* Under the exclusive lock: what killed writers left (tmp/ entries, refs/ temp files ".NAME.XXXXXX"). */
 static int clear_leftovers(struct store *s, uint64_t *freed) {
-        const int dirs[] = {s->tmp_fd, s->refs_fd, s->sums_fd};
+        const int dirs[] = { s->tmp_fd, s->refs_fd, s->sums_fd };
         int r = 0;
 
         for (size_t k = 0; k < ELEMENTSOF(dirs); k++) {
@@ -238,7 +238,7 @@ int store_open(const char *dir, struct store **ret, struct km_error *err) {
                 return error_set(err, -ENOMEM, "store");
         if (has_control_chars(s->path) || strlen(s->path) >= PATH_MAX)
                 return error_set_plain(err, -EINVAL, "store %s: invalid path",
-                                          str_printable(s->path, shown, sizeof(shown)));
+                                       str_printable(s->path, shown, sizeof(shown)));
 
         s->fd = open_private(AT_FDCWD, s->path, s->path, err);
         if (s->fd < 0)
@@ -247,9 +247,9 @@ int store_open(const char *dir, struct store **ret, struct km_error *err) {
                 int *fd, parent;
                 const char *name, *shown;
         } subdirs[] = {
-                {&blobs, s->fd, "blobs", "blobs"},    {&s->blobs_fd, -1, "sha256", "blobs/sha256"},
-                {&s->refs_fd, s->fd, "refs", "refs"}, {&s->rootfs_fd, s->fd, "rootfs", "rootfs"},
-                {&s->sums_fd, s->fd, "sums", "sums"}, {&s->tmp_fd, s->fd, "tmp", "tmp"},
+                { &blobs, s->fd, "blobs", "blobs" },    { &s->blobs_fd, -1, "sha256", "blobs/sha256" },
+                { &s->refs_fd, s->fd, "refs", "refs" }, { &s->rootfs_fd, s->fd, "rootfs", "rootfs" },
+                { &s->sums_fd, s->fd, "sums", "sums" }, { &s->tmp_fd, s->fd, "tmp", "tmp" },
         };
         for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
                 snprintf(shown, sizeof(shown), "%s/%s", s->path, subdirs[i].shown);
@@ -282,7 +282,7 @@ void store_close(struct store *s) {
         if (!s)
                 return;
         /* The lock's fd last: closing it releases the lock. */
-        for (int *fd[] = {&s->fd, &s->blobs_fd, &s->refs_fd, &s->rootfs_fd, &s->sums_fd, &s->tmp_fd, &s->lock_fd},
+        for (int *fd[] = { &s->fd, &s->blobs_fd, &s->refs_fd, &s->rootfs_fd, &s->sums_fd, &s->tmp_fd, &s->lock_fd },
                  i = 0;
              i < 7; i++)
                 closep(fd[i]);
@@ -344,8 +344,8 @@ static int blob_mismatch(struct km_error *err, const char *digest, const char *g
 
         if (expected >= 0 && size != (uint64_t)expected)
                 snprintf(declared, sizeof(declared), ", %lld declared", (long long)expected);
-        return error_set_plain(err, -EBADMSG, "blob %s: got %s (%llu bytes%s)", digest, got,
-                                  (unsigned long long)size, declared);
+        return error_set_plain(err, -EBADMSG, "blob %s: got %s (%llu bytes%s)", digest, got, (unsigned long long)size,
+                               declared);
 }
 
 /* Verifies tmp/TMPNAME and moves it to blobs/sha256/HEX; the caller removes it on failure. */
@@ -533,8 +533,7 @@ int store_ref_get(struct store *s, const char *ref, json_t **ret, struct km_erro
         if (r < 0)
                 return r;
         if (!record_is_valid(j, name))
-                return error_set_plain(err, -EBADMSG, "image %s: %s/refs/%s is not a record of it", ref, s->path,
-                                          name);
+                return error_set_plain(err, -EBADMSG, "image %s: %s/refs/%s is not a record of it", ref, s->path, name);
         *ret = TAKE_PTR(j);
         return 0;
 }
@@ -704,7 +703,7 @@ static int sweep(struct store *s, int dfd, const char *where, json_t *marked, bo
                 q = remove_tree(dfd, names[i], freed);
                 if (q < 0 && r == 0)
                         r = error_set(err, q, "store gc: %s/%s/%s", s->path, where,
-                                         str_printable(names[i], shown, sizeof(shown)));
+                                      str_printable(names[i], shown, sizeof(shown)));
         }
         km_strv_free(names);
         return r;
@@ -721,7 +720,7 @@ int store_gc(struct store *s, char *const *keep_rootfs, uint64_t *ret_freed, str
                 else if (tries >= GC_LOCK_TRIES)
                         r = error_set_plain(err, -EBUSY, "store %s: the store is in use", s->path);
                 else
-                        nanosleep(&(struct timespec){.tv_nsec = GC_LOCK_WAIT_NS}, NULL);
+                        nanosleep(&(struct timespec){ .tv_nsec = GC_LOCK_WAIT_NS }, NULL);
 
         marked = r < 0 ? NULL : json_object();
         if (r >= 0)

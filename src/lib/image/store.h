@@ -48,7 +48,8 @@ int store_blob_exists(struct store *s, const char *digest);
 /* O_RDONLY fd of a blob; -ENOENT if absent. */
 int store_blob_open(struct store *s, const char *digest, struct km_error *err);
 /* Reads a small blob (<= max) whole (malloc'ed, NUL-terminated). */
-int store_blob_read(struct store *s, const char *digest, size_t max, char **ret, size_t *ret_size, struct km_error *err);
+int store_blob_read(struct store *s, const char *digest, size_t max, char **ret, size_t *ret_size,
+                    struct km_error *err);
 /* Stores bytes already in memory (a manifest): verified like the others. */
 int store_blob_put(struct store *s, const char *digest, const void *data, size_t size, struct km_error *err);
 

@@ -104,7 +104,7 @@ static int made_add(struct made_set *s, const struct stat *dir, const char *name
                 s->slots = slots;
                 for (size_t i = 0; i < s->cap; i++)
                         if (old[i].name)
-                                *made_find(&(struct made_set){slots, cap, 0}, old[i].hash, old[i].dev, old[i].ino,
+                                *made_find(&(struct made_set){ slots, cap, 0 }, old[i].hash, old[i].dev, old[i].ino,
                                            old[i].name) = old[i];
                 s->cap = cap;
                 free(old);
@@ -112,7 +112,7 @@ static int made_add(struct made_set *s, const struct stat *dir, const char *name
         slot = made_find(s, h, dir->st_dev, dir->st_ino, name);
         if (slot->name)
                 return 0;
-        *slot = (struct made_slot){h, dir->st_dev, dir->st_ino, strdup(name)};
+        *slot = (struct made_slot){ h, dir->st_dev, dir->st_ino, strdup(name) };
         return slot->name ? (s->n++, 0) : -ENOMEM;
 }
 
@@ -127,7 +127,7 @@ static void made_clear(struct made_set *s) {
 
 int unpack_open_file(int dirfd, const char *path) {
         int r, fd = sys_openat2(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+                                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 
         if (fd < 0)
                 return fd;
@@ -142,7 +142,7 @@ int unpack_open_file(int dirfd, const char *path) {
 /* A child directory opened for reading: never through a symlink, never onto another mount. */
 static int open_child_dir(int dirfd, const char *name) {
         return sys_openat2(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
 }
 
 struct walk {
@@ -231,7 +231,7 @@ static int walk_dir(struct walk *w, int fd, unsigned depth, bool *ret_empty) {
 
 int unpack_remove_tree(int dirfd, const char *name) {
         _cleanup_close_ int fd = -EBADF;
-        struct walk w = {.keep = NULL};
+        struct walk w = { .keep = NULL };
         struct stat st;
         bool empty;
 
@@ -464,12 +464,12 @@ static int count_bytes(struct unpack *u, uint64_t more) {
 }
 
 static void entry_times(struct archive_entry *e, struct timespec ts[2]) {
-        ts[1] = (struct timespec){.tv_nsec = UTIME_OMIT};
+        ts[1] = (struct timespec){ .tv_nsec = UTIME_OMIT };
         if (sym_archive_entry_mtime_is_set(e))
-                ts[1] = (struct timespec){sym_archive_entry_mtime(e), sym_archive_entry_mtime_nsec(e)};
+                ts[1] = (struct timespec){ sym_archive_entry_mtime(e), sym_archive_entry_mtime_nsec(e) };
         ts[0] = ts[1];
         if (sym_archive_entry_atime_is_set(e))
-                ts[0] = (struct timespec){sym_archive_entry_atime(e), sym_archive_entry_atime_nsec(e)};
+                ts[0] = (struct timespec){ sym_archive_entry_atime(e), sym_archive_entry_atime_nsec(e) };
         for (int i = 0; i < 2; i++)
                 if (ts[i].tv_nsec != UTIME_OMIT && (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000L))
                         ts[i].tv_nsec = 0;
@@ -531,8 +531,8 @@ static int write_file(struct unpack *u, struct archive_entry *e, int pfd, const 
                         break;
                 }
                 if (r != ARCHIVE_OK)
-                        return entry_refuse(u, sym_archive_errno(u->a) > 0 ? -sym_archive_errno(u->a) : -EBADMSG, "read: %s",
-                                            sym_archive_error_string(u->a) ?: "damaged archive");
+                        return entry_refuse(u, sym_archive_errno(u->a) > 0 ? -sym_archive_errno(u->a) : -EBADMSG,
+                                            "read: %s", sym_archive_error_string(u->a) ?: "damaged archive");
                 if (off < 0 || (uint64_t)off > u->lim.max_file || len > u->lim.max_file - (uint64_t)off)
                         return entry_refuse(u, -EFBIG, "file larger than max_file (%llu)",
                                             (unsigned long long)u->lim.max_file);
@@ -579,7 +579,7 @@ static int defer_dir(struct unpack *u, struct archive_entry *e, int pfd, const c
                 u->cap_dirs = cap;
         }
         m = &u->dirs[u->n_dirs];
-        *m = (struct dir_meta){.path = strdup(u->path), .mode = entry_mode(e), .dev = st.st_dev, .ino = st.st_ino};
+        *m = (struct dir_meta){ .path = strdup(u->path), .mode = entry_mode(e), .dev = st.st_dev, .ino = st.st_ino };
         if (!m->path)
                 return entry_fail(u, -ENOMEM, "record");
         entry_times(e, m->times);
@@ -613,7 +613,7 @@ static int whiteout(struct unpack *u, char *parent, const char *base) {
         int r;
 
         if (streq(base, WH_OPAQUE)) {
-                struct walk w = {.keep = &u->made, .topfd = -EBADF};
+                struct walk w = { .keep = &u->made, .topfd = -EBADF };
                 bool empty;
 
                 r = open_in_root(u, parent, O_RDONLY | O_DIRECTORY);
@@ -661,7 +661,8 @@ static int link_entry(struct unpack *u, const char *target, int pfd, const char 
 }
 
 static int apply_entry(struct unpack *u, struct archive_entry *e) {
-        const char *raw = sym_archive_entry_pathname(e), *link = sym_archive_entry_hardlink(e), *why = NULL, *base, *target;
+        const char *raw = sym_archive_entry_pathname(e), *link = sym_archive_entry_hardlink(e), *why = NULL, *base,
+                   *target;
         _cleanup_close_ int pfd = -EBADF;
         mode_t type = sym_archive_entry_filetype(e);
         int64_t size = sym_archive_entry_size_is_set(e) ? sym_archive_entry_size(e) : 0;

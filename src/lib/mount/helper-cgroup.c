@@ -17,8 +17,8 @@ struct answer {
         struct km_error err;
 };
 
-int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, struct km_error *err),
-                      void *userdata, int *excode, struct km_error *err) {
+int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, struct km_error *err), void *userdata,
+                      int *excode, struct km_error *err) {
         _cleanup_close_ int rd = -EBADF;
         struct answer a = { 0 };
         int fds[2], status;

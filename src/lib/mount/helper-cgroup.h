@@ -13,5 +13,5 @@
  * made, fn still runs (with a warning logged).  fn's result, excode and
  * error come back through a pipe.
  */
-int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, struct km_error *err),
-                      void *userdata, int *excode, struct km_error *err);
+int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, struct km_error *err), void *userdata,
+                      int *excode, struct km_error *err);

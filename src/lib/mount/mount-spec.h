@@ -6,9 +6,9 @@
 
 struct km_mount_spec {
         char *source, *target, *fstype;
-        char *options;   /* shown as given, with sensitive keys masked */
-        char *sensitive; /* never shown */
-        char *confine;   /* targets below it may not cross symlinks */
+        char *options;         /* shown as given, with sensitive keys masked */
+        char *sensitive;       /* never shown */
+        char *confine;         /* targets below it may not cross symlinks */
         bool confine_required; /* confine is a default nobody named: targets outside it are refused */
         unsigned flags;
         bool has_propagation, propagation_recursive;
@@ -16,8 +16,7 @@ struct km_mount_spec {
 };
 
 /* Propagation of the mount at fd (O_PATH of its root); shown names it in messages. */
-int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive,
-                       struct km_error *err);
+int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive, struct km_error *err);
 
 /* A type whose mount helper leaves a daemon running (FUSE, glusterfs). */
 bool mount_spec_may_start_daemon(const struct km_mount_spec *s);

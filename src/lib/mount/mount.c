@@ -21,8 +21,6 @@
 
 DEFINE_DLOPEN(libmount, "libmount.so.1", KM_LIBMOUNT_SYMBOLS)
 
-
-
 KM_EXPORT struct km_mount_spec *km_mount_spec_new(void) {
         return calloc(1, sizeof(struct km_mount_spec));
 }
@@ -98,8 +96,7 @@ KM_EXPORT int km_mount_spec_add_sensitive_options(struct km_mount_spec *s, const
 KM_EXPORT void km_mount_spec_set_flags(struct km_mount_spec *s, unsigned flags) {
         s->flags = flags;
 }
-KM_EXPORT void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_kind kind,
-                                             bool recursive) {
+KM_EXPORT void km_mount_spec_set_propagation(struct km_mount_spec *s, enum km_propagation_kind kind, bool recursive) {
         s->has_propagation = true;
         s->propagation = kind;
         s->propagation_recursive = recursive;
@@ -114,13 +111,12 @@ KM_EXPORT char *km_mount_spec_describe(const struct km_mount_spec *s) {
         if (!shown)
                 return NULL;
         all = strjoin_opts(shown, secret);
-        if (!all || asprintf(&r, "%s%s%s%s%s%s%s", s->fstype ? "-t " : "", s->fstype ? s->fstype : "",
-                             s->fstype ? " " : "", *all ? "-o " : "", all, *all ? " " : "",
-                             s->source ? s->source : "") < 0)
+        if (!all ||
+            asprintf(&r, "%s%s%s%s%s%s%s", s->fstype ? "-t " : "", s->fstype ? s->fstype : "", s->fstype ? " " : "",
+                     *all ? "-o " : "", all, *all ? " " : "", s->source ? s->source : "") < 0)
                 return NULL;
         return r;
 }
-
 
 /* Validates everything that came from outside; *excode = 1 (usage) on error. */
 static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
@@ -131,13 +127,13 @@ static int spec_validate(const struct km_mount_spec *s, struct km_error *err) {
                 return error_set(err, -EINVAL, "mount: no target given");
         if (argument_validate("target", s->target, &why) < 0)
                 return error_set(err, -EINVAL, "mount: target '%s' %s", str_printable(s->target, shown, sizeof(shown)),
-                                    why);
+                                 why);
         if (s->source && argument_validate("source", s->source, &why) < 0)
                 return error_set(err, -EINVAL, "mount: source '%s' %s", str_printable(s->source, shown, sizeof(shown)),
-                                    why);
+                                 why);
         if (s->fstype && fstype_validate(s->fstype, &why) < 0)
                 return error_set(err, -EINVAL, "mount: type '%s' %s", str_printable(s->fstype, shown, sizeof(shown)),
-                                    why);
+                                 why);
         if (options_validate(s->options, &why) < 0)
                 return error_set(err, -EINVAL, "mount: %s: options %s", s->target, why);
         if (options_validate(s->sensitive, &why) < 0)
@@ -208,8 +204,8 @@ static int open_confined(const struct km_mount_spec *s, const char *path, const 
         if (fd >= 0)
                 return fd;
         if (why)
-                return error_set_plain(err, fd, "mount: %s: %s %s: '%s' %s %s", s->target, what, path, component,
-                                          why, s->confine);
+                return error_set_plain(err, fd, "mount: %s: %s %s: '%s' %s %s", s->target, what, path, component, why,
+                                       s->confine);
         if (fd == -ENOENT)
                 return error_set_plain(err, fd, "mount: %s: %s %s does not exist", s->target, what, path);
         return error_set(err, fd, "mount: %s: %s %s", s->target, what, path);
@@ -220,8 +216,7 @@ static int open_confined(const struct km_mount_spec *s, const char *path, const 
  * nobody named, a target the walk does not find in it is refused (fail
  * closed): *ret_usage says so.
  */
-static int open_target(const struct km_mount_spec *s, struct resolved *where, bool *ret_usage,
-                       struct km_error *err) {
+static int open_target(const struct km_mount_spec *s, struct resolved *where, bool *ret_usage, struct km_error *err) {
         _cleanup_(resolved_done) struct resolved own = { .parent_fd = -EBADF };
         _cleanup_close_ int fd = -EBADF;
 
@@ -233,9 +228,9 @@ static int open_target(const struct km_mount_spec *s, struct resolved *where, bo
                 return TAKE_FD(fd);
         *ret_usage = true;
         return error_set_plain(err, -EPERM,
-                                  "mount: %s: outside the kubelet dir %s, the default, so not confined; name the "
-                                  "kubelet's root dir (kubemount --kubelet-dir=DIR or KUBEMOUNT_KUBELET_DIR=DIR)",
-                                  s->target, s->confine);
+                               "mount: %s: outside the kubelet dir %s, the default, so not confined; name the "
+                               "kubelet's root dir (kubemount --kubelet-dir=DIR or KUBEMOUNT_KUBELET_DIR=DIR)",
+                               s->target, s->confine);
 }
 
 /* A bind's source, walked like the target: a subPath symlink cannot bind /etc (THREATS 3). */
@@ -300,8 +295,8 @@ static bool mount_is_ours(const struct km_mount_spec *s, const struct km_mount *
                 return streq(source, s->source) || (strlen(source) < strlen(s->source) &&
                                                     streq(s->source + strlen(s->source) - strlen(source), source));
         /* ... else by the type: nfs shows as nfs4, glusterfs as fuse.glusterfs. */
-        return !s->fstype || (type && (startswith(type, s->fstype) ||
-                                       (startswith(type, "fuse.") && streq(type + 5, s->fstype))));
+        return !s->fstype ||
+               (type && (startswith(type, s->fstype) || (startswith(type, "fuse.") && streq(type + 5, s->fstype))));
 }
 
 struct id_index {
@@ -344,8 +339,8 @@ static bool table_index_had(const struct table_index *x, const struct km_mount *
         const struct km_mount *old = hit ? km_mount_table_at(x->t, hit->i) : NULL;
         const char *root = km_mount_root(m);
 
-        return old && km_mount_parent_id(old) == km_mount_parent_id(m) && mount_devno(old) == mount_devno(m) &&
-               root && km_mount_root(old) && streq(root, km_mount_root(old));
+        return old && km_mount_parent_id(old) == km_mount_parent_id(m) && mount_devno(old) == mount_devno(m) && root &&
+               km_mount_root(old) && streq(root, km_mount_root(old));
 }
 
 /*
@@ -398,7 +393,7 @@ static int undo_strays(const struct km_mount_spec *s, const struct table_index *
                 closep(&root); /* it would keep the mount busy */
                 if (umount_at(parent, name, MNT_DETACH) == 0) {
                         log_msg(KM_LOG_WARNING, "mount %s: undid the mount that landed on %s", s->target,
-                               km_mount_target(m));
+                                km_mount_target(m));
                         undone++;
                 } else if (!*ret_left)
                         *ret_left = strdup(km_mount_target(m));
@@ -442,11 +437,11 @@ static int verify_landed(const struct km_mount_spec *s, int target_fd, const str
         r = undo_strays(s, &index, after, source_fd, &left);
         if (left)
                 return error_set_plain(err, -EXDEV,
-                                          "mount: %s: the path changed while mounting; the mount that landed on %s "
-                                          "could not be undone",
-                                          s->target, left);
+                                       "mount: %s: the path changed while mounting; the mount that landed on %s "
+                                       "could not be undone",
+                                       s->target, left);
         return error_set_plain(err, -EXDEV, "mount: %s: the path changed while mounting; %s", s->target,
-                                  r > 0 ? "the mount was undone" : "no mount of it was found");
+                               r > 0 ? "the mount was undone" : "no mount of it was found");
 }
 
 /* After a successful mount: log, then --make-* if asked. */
@@ -499,14 +494,15 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
         if (by_path) {
                 if (c->where->parent_fd < 0)
                         return error_set_plain(err, -EINVAL, "mount: %s: a target ending in '..' is not mounted on",
-                                                  s->target);
+                                               s->target);
                 r = km_mount_table_load(NULL, &before, err);
                 if (r < 0)
                         return r;
         }
         /* A checked bind source is handed over as its fd, too. */
         snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
-        if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) || sym_mnt_context_set_target(cxt, fd_path) < 0 ||
+        if ((s->source && sym_mnt_context_set_source(cxt, source_fd >= 0 ? source_path : s->source) < 0) ||
+            sym_mnt_context_set_target(cxt, fd_path) < 0 ||
             (s->fstype && sym_mnt_context_set_fstype(cxt, s->fstype) < 0) ||
             (*options && sym_mnt_context_set_options(cxt, options) < 0))
                 return error_set(err, -ENOMEM, "mount: %s", s->target);
@@ -641,8 +637,7 @@ static int mount_cb(void *userdata, struct km_error *err) {
         return km_mount(c->spec, c->excode, err);
 }
 
-KM_EXPORT int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode,
-                               struct km_error *err) {
+KM_EXPORT int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
         struct host_call c = { s, excode ? excode : &dummy };
 

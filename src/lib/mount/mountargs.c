@@ -282,8 +282,8 @@ int umount_args_parse(int argc, char *const *argv, struct umount_args *a) {
                 }
         }
         if (argc - optind != 1)
-                return usage_error(a->error, sizeof(a->error),
-                                   "%s", argc - optind == 0 ? "no mount point given" : "too many arguments");
+                return usage_error(a->error, sizeof(a->error), "%s",
+                                   argc - optind == 0 ? "no mount point given" : "too many arguments");
         a->target = args[optind]; /* a string of argv: outlives the copy */
         return 0;
 }

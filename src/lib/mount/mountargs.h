@@ -7,9 +7,9 @@
 struct mount_args {
         struct km_mount_spec *spec;
         bool help, version;
-        int sensitive_fd;       /* --sensitive-options-fd=N, -1 if none */
-        char *sensitive_file;   /* --sensitive-options-file=PATH */
-        char error[256];        /* usage error, "" if none */
+        int sensitive_fd;     /* --sensitive-options-fd=N, -1 if none */
+        char *sensitive_file; /* --sensitive-options-file=PATH */
+        char error[256];      /* usage error, "" if none */
 };
 
 struct umount_args {

@@ -28,7 +28,6 @@ KM_EXPORT bool km_error_is_corrupted_mount(int r) {
         }
 }
 
-
 int fd_mount_id(int fd, unsigned *ret) {
         struct statx stx;
 

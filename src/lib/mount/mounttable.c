@@ -64,8 +64,8 @@ KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table *
         while (i < t->n && sym_mnt_table_next_fs(t->tb, it, &fs) == 0) {
                 /* libmount guesses the format from the first line; fstab or utab lines have no root. */
                 if (!sym_mnt_fs_get_root(fs))
-                        return error_set(err, -EBADMSG, "mount table %s: entry %zu is not in mountinfo format",
-                                            path, i + 1);
+                        return error_set(err, -EBADMSG, "mount table %s: entry %zu is not in mountinfo format", path,
+                                         i + 1);
                 t->fs[i++] = fs;
         }
         t->n = i;
@@ -197,8 +197,7 @@ KM_EXPORT void km_strv_free(char **strv) {
  * mount point its other binds, for a directory inside a mount the binds of it
  * (a subPath source), for a plain directory usually none.
  */
-KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret,
-                                  struct km_error *err) {
+KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret, struct km_error *err) {
         struct libmnt_fs *self = NULL;
         _cleanup_free_ char *root_path = NULL;
         const char *target, *root, *rest;

@@ -31,10 +31,11 @@ static const struct {
 
 /* Options that only libmount (or mount(8)) knows what to do with. */
 static const char *const libmount_only[] = {
-        "auto",   "noauto", "user",   "nouser", "users",    "nousers", "owner",   "noowner", "group",
-        "nogroup", "nofail", "_netdev", "remount", "move",   "silent",  "loud",    "iversion", "noiversion",
-        "comment", "helper", "uhelper", "loop",   "offset", "sizelimit", "encryption", "context", "fscontext",
-        "defcontext", "rootcontext", "seclabel", "atime", "norelatime", "nostrictatime",
+        "auto",        "noauto",   "user",      "nouser",     "users",         "nousers",   "owner",
+        "noowner",     "group",    "nogroup",   "nofail",     "_netdev",       "remount",   "move",
+        "silent",      "loud",     "iversion",  "noiversion", "comment",       "helper",    "uhelper",
+        "loop",        "offset",   "sizelimit", "encryption", "context",       "fscontext", "defcontext",
+        "rootcontext", "seclabel", "atime",     "norelatime", "nostrictatime",
 };
 
 static bool is_libmount_only(const char *n, size_t nsz) {
@@ -84,7 +85,7 @@ int newmount_bind(int source_fd, const char *source, const char *options, bool r
                         return -ENOSYS; /* remount, filesystem options: libmount knows */
         }
         tree = sys_open_tree(source_fd, "",
-                            AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+                             AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
         if (tree == -ENOSYS)
                 return -ENOSYS;
         if (tree < 0)

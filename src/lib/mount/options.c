@@ -9,10 +9,10 @@
  * filesystems kubelets mount, used for mount options (list, messages), VCS
  * command lines and environment variables (secrets.c).
  */
+/* password2: cifs's alternate password, used while rotating. */
 static const char *const sensitive_keys[] = {
-        "password", "pass", "passwd", "passphrase", "secret", "secretkey", "key", "token", "credentials", "cred",
-        "auth",
-        "password2", /* cifs: the alternate password used while rotating */
+        "password", "pass",  "passwd",      "passphrase", "secret", "secretkey",
+        "key",      "token", "credentials", "cred",       "auth",   "password2",
 };
 
 /* One word of a key: in the list, or ending in one of the suffixes ("mykey", "sessiontoken"). */

@@ -28,8 +28,7 @@ static const char *kind_name(enum km_propagation_kind kind, bool recursive) {
         return names[recursive][kind & 3];
 }
 
-int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive,
-                       struct km_error *err) {
+int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive, struct km_error *err) {
         struct mount_attr attr = { .propagation = kind_to_ms(kind) };
         char path[64];
         int r;

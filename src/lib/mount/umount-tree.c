@@ -92,7 +92,7 @@ static int umount_victim(const struct tree *tree, const struct victim *v, int di
                                 return parent;
                         if (parent < 0)
                                 return error_set(err, parent, "umount: %s: no longer reachable below the target",
-                                                    v->target);
+                                                 v->target);
                         dir_fd = parent;
                 }
                 t.parent_fd = dir_fd;
@@ -117,7 +117,7 @@ static int victim_cmp(const void *a, const void *b) {
 
         if (x->depth != y->depth)
                 return x->depth < y->depth ? 1 : -1; /* deepest first */
-        d = strcmp(x->rel, y->rel); /* then by directory, to open each once */
+        d = strcmp(x->rel, y->rel);                  /* then by directory, to open each once */
         if (d != 0 && !same_dir(x, y))
                 return d;
         return x->order < y->order ? 1 : -1; /* then the latest mounted */
@@ -294,8 +294,9 @@ static int select_victims(const struct km_mount_table *t, unsigned root_id, bool
         if (is_root) {
                 /* A mount point: down to the lowest mount stacked at it. */
                 size_t base = root;
-                for (size_t hops = 0; hops < n && parent[base] < n && km_mount_target(km_mount_table_at(t, parent[base])) &&
-                                      path_depth(km_mount_target(km_mount_table_at(t, parent[base]))) == root_depth;
+                for (size_t hops = 0;
+                     hops < n && parent[base] < n && km_mount_target(km_mount_table_at(t, parent[base])) &&
+                     path_depth(km_mount_target(km_mount_table_at(t, parent[base]))) == root_depth;
                      hops++)
                         base = parent[base];
                 in[base] = 1;
@@ -325,8 +326,14 @@ static int select_victims(const struct km_mount_table *t, unsigned root_id, bool
                 const char *mp = km_mount_target(m), *rel = mp ? skip_components(mp, root_depth) : NULL;
                 if (in[i] != 1 || !rel)
                         continue;
-                v[k++] = (struct victim){ mp, km_mount_fstype(m), rel, km_mount_id(m), path_depth(mp), i,
-                                          helpers && host_helper_exists("umount", km_mount_fstype(m)), !*rel };
+                v[k++] = (struct victim){ mp,
+                                          km_mount_fstype(m),
+                                          rel,
+                                          km_mount_id(m),
+                                          path_depth(mp),
+                                          i,
+                                          helpers && host_helper_exists("umount", km_mount_fstype(m)),
+                                          !*rel };
         }
         *ret_n = k;
         return 0;
@@ -363,8 +370,8 @@ static int table_with_path(int fd, struct km_mount_table **ret, char *path, size
         return -EAGAIN;
 }
 
-int umount_recursive(const char *shown, int *root_fd, const struct resolved *where, unsigned flags,
-                            int timeout_ms, bool helpers, struct km_error *err) {
+int umount_recursive(const char *shown, int *root_fd, const struct resolved *where, unsigned flags, int timeout_ms,
+                     bool helpers, struct km_error *err) {
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
         _cleanup_free_ struct victim *v = NULL;
         _cleanup_free_ unsigned *ids = NULL;
@@ -398,7 +405,7 @@ int umount_recursive(const char *shown, int *root_fd, const struct resolved *whe
         r = select_victims(t, root_id, is_root, root_path, helpers, v, &n);
         if (r == -ESTALE)
                 return error_set_plain(err, r, "umount: %s: its mount is not in the mount table (unmounted meanwhile?)",
-                                          shown);
+                                       shown);
         if (r < 0)
                 return error_set(err, r, "umount -R %s", shown);
         if (n == 0)
@@ -440,7 +447,8 @@ int umount_recursive(const char *shown, int *root_fd, const struct resolved *whe
 
                         if (i == n_inner)
                                 closep(root_fd);
-                        k = umount_victim(&tree, &v[i], -EBADF, flags & ~KM_UMOUNT_RECURSIVE, 0, timeout_ms, helpers, &e);
+                        k = umount_victim(&tree, &v[i], -EBADF, flags & ~KM_UMOUNT_RECURSIVE, 0, timeout_ms, helpers,
+                                          &e);
                         /* Gone already: propagation from a peer took it, or it was stacked. */
                         if (k == -EINVAL || k == -ENOENT)
                                 continue;
@@ -454,4 +462,3 @@ int umount_recursive(const char *shown, int *root_fd, const struct resolved *whe
         log_msg(KM_LOG_INFO, "unmounted %zu of %zu mounts under %s", done, n, shown);
         return r;
 }
-

@@ -24,7 +24,6 @@
 #include "umount-internal.h"
 #include "util.h"
 
-
 /* Identity and mtime of a helper directory: adding or removing an entry changes it. */
 struct dir_stamp {
         dev_t dev;
@@ -203,8 +202,7 @@ static int utarget_check(const struct utarget *t) {
  * not looked at without helpers, nor for a forced or lazy unmount (the
  * cases of a hung NFS server, where a path walk may wait for it).
  */
-int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype,
-                       struct km_error *err) {
+int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype, struct km_error *err) {
         const char *target = t->shown;
         int r;
 
@@ -226,15 +224,17 @@ int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char
                         const struct km_mount *m;
 
                         helper = km_mount_table_load(NULL, &tb, NULL) == 0 &&
-                                 (m = km_mount_table_find_target(tb, target)) && host_helper_exists("umount", km_mount_fstype(m));
+                                 (m = km_mount_table_find_target(tb, target)) &&
+                                 host_helper_exists("umount", km_mount_fstype(m));
                         km_mount_table_free(tb);
                 }
                 /* A helper needs the path: it walks it again (umount.nfs, umount.cifs ...). */
                 if (helper)
                         return umount_with_helper(target, mnt_flags, err);
         }
-        r = t->parent_fd >= 0 ? umount_at(t->parent_fd, t->name, mnt_flags)
-                              : umount2(target, mnt_flags | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
+        r = t->parent_fd >= 0                                  ? umount_at(t->parent_fd, t->name, mnt_flags)
+            : umount2(target, mnt_flags | UMOUNT_NOFOLLOW) < 0 ? -errno
+                                                               : 0;
         if (r == -EINVAL)
                 return error_set_plain(err, r, "umount: %s: not mounted", target);
         if (r < 0)
@@ -248,8 +248,8 @@ int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char
  * else its negative errno.  The worker is a grandchild, orphaned at once, so
  * a worker stuck in the kernel never leaves a zombie in the caller.
  */
-static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype,
-                             int timeout_ms, struct km_error *err) {
+static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype, int timeout_ms,
+                             struct km_error *err) {
         const char *target = t->shown;
         _cleanup_close_ int rd = -EBADF, worker_fd = -EBADF;
         struct pollfd p;
@@ -298,13 +298,12 @@ static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helper
         if (answer == -EINVAL)
                 return error_set_plain(err, answer, "umount: %s: not mounted", target);
         if (answer == -ESTALE)
-                return error_set_plain(err, answer, "umount: %s: another mount took its place; not unmounted",
-                                          target);
+                return error_set_plain(err, answer, "umount: %s: another mount took its place; not unmounted", target);
         return error_set(err, answer, "umount: %s", target);
 }
 
-int umount_escalating(const struct utarget *t, unsigned flags, int timeout_ms, bool helpers,
-                             const char *fstype, struct km_error *err) {
+int umount_escalating(const struct utarget *t, unsigned flags, int timeout_ms, bool helpers, const char *fstype,
+                      struct km_error *err) {
         const char *target = t->shown;
         int r;
 
@@ -318,13 +317,13 @@ int umount_escalating(const struct utarget *t, unsigned flags, int timeout_ms, b
                 if (r != -ETIMEDOUT && r != -EBUSY)
                         return r;
                 log_msg(KM_LOG_WARNING, "umount %s: %s, retrying with force", target,
-                       r == -EBUSY ? "busy" : "timed out");
+                        r == -EBUSY ? "busy" : "timed out");
         }
         r = umount_once_timed(t, MNT_FORCE, helpers, fstype, timeout_ms, err);
         if (r != -ETIMEDOUT && r != -EBUSY)
                 return r;
         log_msg(KM_LOG_WARNING, "umount %s: forced unmount %s, detaching lazily", target,
-               r == -EBUSY ? "busy" : "timed out");
+                r == -EBUSY ? "busy" : "timed out");
         return umount_once(t, MNT_DETACH, false, NULL, err);
 }
 
@@ -372,10 +371,10 @@ KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags,
         if ((flags & KM_UMOUNT_CONFINE_REQUIRED) && !where.inside) {
                 *excode = MNT_EX_USAGE;
                 return error_set_plain(err, -EPERM,
-                                          "umount: %s: outside the kubelet dir %s, the default, so not confined; "
-                                          "name the kubelet's root dir (kubemount --kubelet-dir=DIR or "
-                                          "KUBEMOUNT_KUBELET_DIR=DIR)",
-                                          target, confine ? confine : "(none)");
+                                       "umount: %s: outside the kubelet dir %s, the default, so not confined; "
+                                       "name the kubelet's root dir (kubemount --kubelet-dir=DIR or "
+                                       "KUBEMOUNT_KUBELET_DIR=DIR)",
+                                       target, confine ? confine : "(none)");
         }
         if (where.parent_fd < 0 && !streq(target, "/"))
                 return error_set_plain(err, -EINVAL, "umount: %s: a target ending in '..' is not unmounted", target);

@@ -37,8 +37,8 @@ static bool adopt(struct agent *a, const char *name, json_t *state) {
         _cleanup_close_ int dir = state_container_dir(a->state_fd, name, false, NULL);
         _cleanup_(spec_freep) struct container_spec *spec = NULL;
         json_t *config = NULL;
-        bool live = streq(json_string_value(json_object_get(state, "status")) ?: "", "running") &&
-                    state_is_live(a, state);
+        bool live =
+                streq(json_string_value(json_object_get(state, "status")) ?: "", "running") && state_is_live(a, state);
         struct km_error err = {};
         struct ctr *c;
 
@@ -281,7 +281,8 @@ int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err) {
                 } else if (rr < 0) {
                         (void)state_container_remove(a->state_fd, *n, NULL);
                         action(actions, "removed-unreadable-state", *n, strerror(-rr));
-                } else if (c && c->pidfd < 0 && streq(json_string_value(json_object_get(state, "status")) ?: "", "running")) {
+                } else if (c && c->pidfd < 0 &&
+                           streq(json_string_value(json_object_get(state, "status")) ?: "", "running")) {
                         (void)agent_save_state(a, c);
                         action(actions, "marked-exited", *n, NULL);
                 } else if (!c && adopt(a, *n, state))

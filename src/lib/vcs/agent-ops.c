@@ -100,9 +100,9 @@ static int refuse_terminals(const char *op, const int *fds, size_t n_fds, struct
         for (size_t i = 0; i < n_fds && i < ELEMENTSOF(names); i++)
                 if (fd_is_terminal(fds[i]))
                         return error_set_plain(err, -EPERM,
-                                                  "%s: the %s given is a terminal; a container never gets one of the "
-                                                  "host (pass a pipe)",
-                                                  op, names[i]);
+                                               "%s: the %s given is a terminal; a container never gets one of the "
+                                               "host (pass a pipe)",
+                                               op, names[i]);
         return 0;
 }
 
@@ -185,11 +185,13 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
         c->detached = detach;
         iso_now(created);
-        c->state = json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
-                             "command", json_object_get(json_object_get(req, "config"), "process") ?
-                                     json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args") :
-                                     json_null(),
-                             "rootfs", c->spec->root_path, "detached", detach);
+        c->state =
+                json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
+                          "command",
+                          json_object_get(json_object_get(req, "config"), "process")
+                                  ? json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args")
+                                  : json_null(),
+                          "rootfs", c->spec->root_path, "detached", detach);
         if (!c->state)
                 r = error_set(err, -ENOMEM, "container %s", name);
         else {
@@ -270,8 +272,16 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
                 };
                 if (c->runtime) {
                         _cleanup_free_ char *root = agent_runtime_root(a);
-                        struct runtime_exec_request xrq = { c->runtime, root, c->name, args, rq.env, rq.cwd, tty,
-                                                            { rq.stdio[0], rq.stdio[1], rq.stdio[2] } };
+                        struct runtime_exec_request xrq = {
+                                .runtime = c->runtime,
+                                .root = root,
+                                .id = c->name,
+                                .args = args,
+                                .env = rq.env,
+                                .cwd = rq.cwd,
+                                .tty = tty,
+                                .stdio = { rq.stdio[0], rq.stdio[1], rq.stdio[2] },
+                        };
                         r = root ? runtime_exec(&xrq, &pid, err) : -ENOMEM;
                 } else
                         r = launch_exec(&rq, &pid, err);
@@ -313,12 +323,12 @@ static int exec_pty_done(struct agent *a, int conn, json_t *ctx, json_t *answer,
 
         if (!answer)
                 r = error_set_plain(&err, -ETIMEDOUT,
-                                       "exec -t in %s: no terminal from its /dev/pts/ptmx in %d ms (a hung file "
-                                       "system in the container?)",
-                                       name, EXEC_PTY_TIMEOUT_MS);
+                                    "exec -t in %s: no terminal from its /dev/pts/ptmx in %d ms (a hung file "
+                                    "system in the container?)",
+                                    name, EXEC_PTY_TIMEOUT_MS);
         else if (json_object_get(answer, "error"))
                 r = error_set_plain(&err, (int)json_integer_value(json_object_get(answer, "code")) ?: -EIO,
-                                       "exec -t in %s: %s", name, json_string_value(json_object_get(answer, "error")));
+                                    "exec -t in %s: %s", name, json_string_value(json_object_get(answer, "error")));
         else if (n_fds != 2)
                 r = error_set_plain(&err, -EPROTO, "exec -t in %s: no terminal from the worker", name);
         else if (!c || c->pidfd < 0 || !c->spec || c->pid != (pid_t)json_integer_value(json_object_get(ctx, "pid")))

@@ -45,8 +45,9 @@ int proto_recv(int sock, json_t **ret, int fds[PROTO_MAX_FDS], size_t *n_fds) {
                 struct cmsghdr align;
         } control;
         struct iovec iov = { buf, PROTO_MAX_MESSAGE + 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                             .msg_controllen = sizeof(control.buf) };
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof(control.buf)
+        };
         json_error_t jerr;
         ssize_t n;
 

@@ -145,9 +145,9 @@ static int spawn_error(const struct spawn_report *rep, const char *binary, struc
                 return error_set_plain(err, r, "start the agent: %s%s", binary, w);
         if (rep->step == STEP_OPEN && r == -ENOENT)
                 return error_set_plain(err, r,
-                                          "start the agent: %s: not installed in the host (install kubemount, or run "
-                                          "`kubemount agent` there, or name a binary in KUBEMOUNT_AGENT_BINARY)",
-                                          binary);
+                                       "start the agent: %s: not installed in the host (install kubemount, or run "
+                                       "`kubemount agent` there, or name a binary in KUBEMOUNT_AGENT_BINARY)",
+                                       binary);
         return error_set(err, r, "start the agent: %s%s", binary, w);
 }
 
@@ -156,16 +156,21 @@ int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err
         _cleanup_free_ char *binary = NULL;
         _cleanup_close_ int ns = -EBADF, rd = -EBADF, wr = -EBADF;
         char idle[16], **env = NULL;
-        char *argv[] = { (char *)"kubemount", (char *)"agent", (char *)"--state-dir", (char *)state_dir,
-                         (char *)"--idle-exit", idle, NULL };
+        char *argv[] = { (char *)"kubemount",
+                         (char *)"agent",
+                         (char *)"--state-dir",
+                         (char *)state_dir,
+                         (char *)"--idle-exit",
+                         idle,
+                         NULL };
         struct spawn_report rep = {};
         int fds[2], status;
         ssize_t n;
         pid_t pid;
 
         if (override && *override && override[0] != '/')
-                return error_set_plain(err, -EINVAL,
-                                          "KUBEMOUNT_AGENT_BINARY=%s: not an absolute path (of the host)", override);
+                return error_set_plain(err, -EINVAL, "KUBEMOUNT_AGENT_BINARY=%s: not an absolute path (of the host)",
+                                       override);
         binary = strdup(override && *override ? override : KM_BINDIR "/kubemount");
         ns = open(host_ns ? host_ns : "/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (!binary)

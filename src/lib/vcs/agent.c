@@ -253,8 +253,8 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++) {
                 if (c->waiters[i] < 0)
                         continue;
-                json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(),
-                                      "timed_out", c->timed_out);
+                json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(), "timed_out",
+                                      c->timed_out);
                 (void)proto_send(c->waiters[i], m, NULL, 0);
                 json_decref(m);
                 conn_close(a, c->waiters[i]);
@@ -356,8 +356,15 @@ int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, a
                 json_decref(ctx);
                 return -ENOMEM;
         }
-        *w = (struct worker){ .w.kind = WATCH_WORKER, .timer_w.kind = WATCH_WORKER_TIMER, .pid = -1, .pidfd = -EBADF,
-                              .sock = -EBADF, .timer = -EBADF, .conn = conn, .ctx = ctx, .done = done };
+        *w = (struct worker){ .w.kind = WATCH_WORKER,
+                              .timer_w.kind = WATCH_WORKER_TIMER,
+                              .pid = -1,
+                              .pidfd = -EBADF,
+                              .sock = -EBADF,
+                              .timer = -EBADF,
+                              .conn = conn,
+                              .ctx = ctx,
+                              .done = done };
         w->next = a->workers;
         a->workers = w;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -544,7 +551,7 @@ static int listen_on(int state_fd, const char *state_dir, struct km_error *err) 
 
         if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", state_dir, AGENT_SOCKET) >= (int)sizeof(sa.sun_path))
                 return error_set_plain(err, -ENAMETOOLONG, "agent: socket path %s/%s is too long", state_dir,
-                                          AGENT_SOCKET);
+                                       AGENT_SOCKET);
         fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return error_set(err, -errno, "agent: socket");
@@ -559,9 +566,15 @@ static int listen_on(int state_fd, const char *state_dir, struct km_error *err) 
 }
 
 int agent_run(const struct agent_options *o, struct km_error *err) {
-        _cleanup_(agent_done) struct agent a = { .listen_fd = -EBADF, .epoll = -EBADF, .state_fd = -EBADF,
-                                                 .lock_fd = -EBADF, .template_ns = -EBADF, .host_ns = -EBADF,
-                                                 .cgroup_root = -EBADF, .devnull = -EBADF, .proc_fd = -EBADF };
+        _cleanup_(agent_done) struct agent a = { .listen_fd = -EBADF,
+                                                 .epoll = -EBADF,
+                                                 .state_fd = -EBADF,
+                                                 .lock_fd = -EBADF,
+                                                 .template_ns = -EBADF,
+                                                 .host_ns = -EBADF,
+                                                 .cgroup_root = -EBADF,
+                                                 .devnull = -EBADF,
+                                                 .proc_fd = -EBADF };
         struct watch listen_w = { WATCH_LISTEN };
         struct km_error cerr = {};
         int r;
@@ -584,7 +597,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
         a.cgroup_root = cgroup_root_open(&cerr);
         /* Started on demand from a kubelet's cgroup: leave it.  Under systemd the unit's cgroup is right. */
-        if (a.cgroup_root < 0 || (!getenv("INVOCATION_ID") && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
+        if (a.cgroup_root < 0 ||
+            (!getenv("INVOCATION_ID") && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
                 log_msg(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
         a.template_ns = launch_template_create(err);
         if (a.template_ns < 0)
@@ -604,7 +618,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         for (;;) {
                 struct epoll_event ev[16];
                 bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers;
-                int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1);
+                int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev),
+                                   idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1);
 
                 if (n < 0 && errno == EINTR)
                         continue;

@@ -56,19 +56,18 @@ static int check_private_dir(int fd, int dirfd, const char *name, const char *wh
         struct stat st;
 
         if (fstat(fd, &st) < 0)
-                return error_set(err, -errno, "state dir %s: stat",
-                                    dir_what(what, dirfd, name, shown, sizeof(shown)));
+                return error_set(err, -errno, "state dir %s: stat", dir_what(what, dirfd, name, shown, sizeof(shown)));
         if (!S_ISDIR(st.st_mode))
                 return error_set_plain(err, -ENOTDIR, "state dir %s: not a directory",
-                                          dir_what(what, dirfd, name, shown, sizeof(shown)));
+                                       dir_what(what, dirfd, name, shown, sizeof(shown)));
         if (st.st_uid != geteuid())
                 return error_set_plain(err, -EPERM, "state dir %s: owned by uid %u, not %u, refusing",
-                                          dir_what(what, dirfd, name, shown, sizeof(shown)), (unsigned)st.st_uid,
-                                          (unsigned)geteuid());
+                                       dir_what(what, dirfd, name, shown, sizeof(shown)), (unsigned)st.st_uid,
+                                       (unsigned)geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return error_set_plain(
-                        err, -EPERM, "state dir %s: writable by group or others (mode %04o), refusing",
-                        dir_what(what, dirfd, name, shown, sizeof(shown)), (unsigned)(st.st_mode & 07777));
+                return error_set_plain(err, -EPERM, "state dir %s: writable by group or others (mode %04o), refusing",
+                                       dir_what(what, dirfd, name, shown, sizeof(shown)),
+                                       (unsigned)(st.st_mode & 07777));
         return 0;
 }
 
@@ -83,8 +82,7 @@ static int open_private_dir(int dirfd, const char *name, bool create, const char
         int r;
 
         if (create && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
-                return error_set(err, -errno, "state dir %s: mkdir",
-                                    dir_what(what, dirfd, name, shown, sizeof(shown)));
+                return error_set(err, -errno, "state dir %s: mkdir", dir_what(what, dirfd, name, shown, sizeof(shown)));
         fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 r = -errno;
@@ -92,7 +90,7 @@ static int open_private_dir(int dirfd, const char *name, bool create, const char
                 if ((r == -ELOOP || r == -ENOTDIR) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                     S_ISLNK(st.st_mode))
                         return error_set_plain(err, -ELOOP, "state dir %s: is a symlink",
-                                                  dir_what(what, dirfd, name, shown, sizeof(shown)));
+                                               dir_what(what, dirfd, name, shown, sizeof(shown)));
                 return error_set(err, r, "state dir %s", dir_what(what, dirfd, name, shown, sizeof(shown)));
         }
         r = check_private_dir(fd, dirfd, name, what, err);
@@ -140,7 +138,7 @@ int state_container_dir(int state_fd, const char *name, bool create, struct km_e
 
         if (!state_name_is_valid(name))
                 return error_set(err, -EINVAL, "container state: invalid name '%s'",
-                                    name ? str_printable(name, what, sizeof(what)) : "(null)");
+                                 name ? str_printable(name, what, sizeof(what)) : "(null)");
         cfd = open_containers(state_fd, false, err);
         if (cfd < 0)
                 return cfd;
@@ -155,13 +153,13 @@ static int remove_entry(int dfd, const char *name, struct km_error *err) {
                 return 0;
         if (errno != EISDIR)
                 return error_set(err, -errno, "state file %s: unlink",
-                                    path_display_at(dfd, name, shown, sizeof(shown)));
+                                 path_display_at(dfd, name, shown, sizeof(shown)));
         /* The container's writable layer (overlay.h): its tree goes too, on this filesystem only. */
         if (streq(name, OVERLAY_LAYER_DIR)) {
                 char what[256];
                 int r = rm_rf_at(dfd, name, what, sizeof(what));
                 return r < 0 ? error_set(err, r, "state dir %s: remove %s",
-                                            path_display_at(dfd, name, shown, sizeof(shown)), what)
+                                         path_display_at(dfd, name, shown, sizeof(shown)), what)
                              : 0;
         }
         /* Other trees are not ours to write: refuse rather than recurse into them. */
@@ -179,7 +177,7 @@ int state_container_remove(int state_fd, const char *name, struct km_error *err)
 
         if (!state_name_is_valid(name))
                 return error_set(err, -EINVAL, "container state: invalid name '%s'",
-                                    name ? str_printable(name, what, sizeof(what)) : "(null)");
+                                 name ? str_printable(name, what, sizeof(what)) : "(null)");
         cfd = open_containers(state_fd, true, err);
         if (cfd == -ENOENT)
                 return 0;
@@ -208,7 +206,7 @@ int state_container_remove(int state_fd, const char *name, struct km_error *err)
                 if (!de) {
                         if (errno != 0 && r == 0)
                                 r = error_set(err, -errno, "state dir %s: readdir",
-                                                 path_display_at(cfd, name, shown, sizeof(shown)));
+                                              path_display_at(cfd, name, shown, sizeof(shown)));
                         break;
                 }
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
@@ -245,7 +243,7 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err) {
 
                         close(fd);
                         return error_set(err, r, "state dir %s",
-                                            path_display_at(state_fd, CONTAINERS_DIR, shown, sizeof(shown)));
+                                         path_display_at(state_fd, CONTAINERS_DIR, shown, sizeof(shown)));
                 }
         }
 
@@ -259,7 +257,7 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err) {
 
                                 km_strv_free(names);
                                 return error_set(err, r, "state dir %s: readdir",
-                                                    path_display_at(state_fd, CONTAINERS_DIR, shown, sizeof(shown)));
+                                                 path_display_at(state_fd, CONTAINERS_DIR, shown, sizeof(shown)));
                         }
                         break;
                 }

@@ -119,8 +119,10 @@ KM_EXPORT int km_vcs_add_env(struct km_vcs *v, const char *assignment) {
 
 KM_EXPORT int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination,
                                enum km_propagation_kind kind, bool readonly) {
-        static const unsigned long ms[] = { [KM_MAKE_SHARED] = MS_SHARED, [KM_MAKE_SLAVE] = MS_SLAVE,
-                                            [KM_MAKE_PRIVATE] = MS_PRIVATE, [KM_MAKE_UNBINDABLE] = MS_UNBINDABLE };
+        static const unsigned long ms[] = { [KM_MAKE_SHARED] = MS_SHARED,
+                                            [KM_MAKE_SLAVE] = MS_SLAVE,
+                                            [KM_MAKE_PRIVATE] = MS_PRIVATE,
+                                            [KM_MAKE_UNBINDABLE] = MS_UNBINDABLE };
         struct vcs_bind *b;
 
         if (!source || source[0] != '/' || !destination || destination[0] != '/' || (unsigned)kind >= ELEMENTSOF(ms))
@@ -318,9 +320,9 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
         }
         if (r == -ENOENT || r == -ECONNREFUSED)
                 return error_set_plain(err, r,
-                                          "no kubemount agent at %s/%s in the host (start `kubemount agent` there, "
-                                          "or kubemount-agent.service)",
-                                          a->state_dir, AGENT_SOCKET);
+                                       "no kubemount agent at %s/%s in the host (start `kubemount agent` there, "
+                                       "or kubemount-agent.service)",
+                                       a->state_dir, AGENT_SOCKET);
         if (r < 0 && err && err->code == 0)
                 error_set(err, r, "connect to the agent at %s/%s", a->state_dir, AGENT_SOCKET);
         return r < 0 ? r : c.fd;
@@ -330,8 +332,8 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
  * Sends req with fds, and reads the answers until one holds KEY (returned),
  * or an error.  "started" comes before "exit" for runs.
  */
-static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const char *key, json_t **ret,
-                      int *ret_fds, size_t *ret_n, struct km_error *err) {
+static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const char *key, json_t **ret, int *ret_fds,
+                      size_t *ret_n, struct km_error *err) {
         int r = req ? proto_send(sock, req, fds, n_fds) : 0; /* no request: only read the answers */
 
         if (r < 0)
@@ -346,7 +348,8 @@ static int agent_call(int sock, json_t *req, const int *fds, size_t n_fds, const
                         return error_set(err, r == -ECONNRESET ? -EPIPE : r, "the agent did not answer");
                 json_t *w;
                 size_t k;
-                json_array_foreach(json_object_get(m, "warnings"), k, w) log_msg(KM_LOG_WARNING, "%s", json_string_value(w));
+                json_array_foreach(json_object_get(m, "warnings"), k, w)
+                        log_msg(KM_LOG_WARNING, "%s", json_string_value(w));
                 if (json_object_get(m, "error")) {
                         r = (int)json_integer_value(json_object_get(m, "code"));
                         error_set_plain(err, r < 0 ? r : -EIO, "%s", json_string_value(json_object_get(m, "error")));
@@ -419,8 +422,8 @@ KM_EXPORT int km_vcs_start(struct km_agent *a, const struct km_vcs *v, char **re
 }
 
 /* Runs fn with a pipe as stdout and stderr (stdin /dev/null), collecting what comes out. */
-static int with_output(int (*fn)(void *u, const int fds[3], struct km_error *err), void *u, char **output,
-                       size_t *size, struct km_error *err) {
+static int with_output(int (*fn)(void *u, const int fds[3], struct km_error *err), void *u, char **output, size_t *size,
+                       struct km_error *err) {
         _cleanup_close_ int null = open("/dev/null", O_RDONLY | O_CLOEXEC), rd = -EBADF, wr = -EBADF;
         int p[2], r;
 
@@ -482,8 +485,8 @@ KM_EXPORT int km_vcs_run(struct km_agent *a, const struct km_vcs *v, char **outp
 static int exec_request(struct km_agent *a, const char *name, char *const *argv, char *const *env, const char *cwd,
                         bool tty, const int fds[3], int *exit_status, struct km_error *err) {
         _cleanup_close_ int sock = agent_connect(a, err);
-        _cleanup_json_ json_t *req = json_pack("{s:s, s:s, s:[], s:s?, s:b}", "op", "exec", "name", name, "args", "cwd",
-                                               cwd, "tty", tty);
+        _cleanup_json_ json_t *req =
+                json_pack("{s:s, s:s, s:[], s:s?, s:b}", "op", "exec", "name", name, "args", "cwd", cwd, "tty", tty);
         _cleanup_json_ json_t *m = NULL;
         int r;
 

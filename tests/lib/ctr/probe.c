@@ -65,20 +65,28 @@ static const char *errname(int e) {
 
 static const char *ftype(mode_t m) {
         switch (m & S_IFMT) {
-        case S_IFDIR: return "dir";
-        case S_IFREG: return "reg";
-        case S_IFCHR: return "chr";
-        case S_IFBLK: return "blk";
-        case S_IFIFO: return "fifo";
-        case S_IFSOCK: return "sock";
-        case S_IFLNK: return "lnk";
-        default: return "unknown";
+        case S_IFDIR:
+                return "dir";
+        case S_IFREG:
+                return "reg";
+        case S_IFCHR:
+                return "chr";
+        case S_IFBLK:
+                return "blk";
+        case S_IFIFO:
+                return "fifo";
+        case S_IFSOCK:
+                return "sock";
+        case S_IFLNK:
+                return "lnk";
+        default:
+                return "unknown";
         }
 }
 
 static void status_fields(void) {
-        static const char *const keys[] = { "Uid", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
-                                            "NoNewPrivs", "Seccomp", "Seccomp_filters" };
+        static const char *const keys[] = { "Uid",    "CapInh",     "CapPrm",  "CapEff",         "CapBnd",
+                                            "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters" };
         char line[512];
         FILE *f = fopen("/proc/self/status", "re");
 

@@ -51,8 +51,7 @@ int main(int argc, char **argv) {
         for (;;) {
                 z = count(&procs);
                 clock_gettime(CLOCK_MONOTONIC, &now);
-                if (z == 0 ||
-                    (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 >= secs)
+                if (z == 0 || (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 >= secs)
                         break;
                 usleep(10000);
         }
