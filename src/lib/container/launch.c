@@ -352,7 +352,8 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
 
 /* ---- the command: in the container, as PID 1's child ----------------- */
 
-static _Noreturn void fail(int code, const char *what, const char *why) {
+/* The command's own error line on its stderr (what the user sees), then the exit code. */
+static _Noreturn void print_error_and_exit(int code, const char *what, const char *why) {
         dprintf(STDERR_FILENO, "kubemount: %s: %s\n", what, why);
         _exit(code);
 }
@@ -391,31 +392,31 @@ static _Noreturn void exec_command(const struct command *c) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         set_stdio(c->stdio);
         if (setsid() < 0 || (c->terminal && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
-                fail(125, "terminal", strerror(errno));
+                print_error_and_exit(125, "terminal", strerror(errno));
         /* In the root, with magic links (/proc/self/fd/N) refused: a cwd can never reach outside. */
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         cwd = root < 0 ? -errno : openat2_in_root(root, c->cwd, O_PATH | O_DIRECTORY);
         if (cwd < 0 || fchdir(cwd) < 0)
-                fail(125, c->cwd,
-                     cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
-                                                    : strerror(cwd < 0 ? -cwd : errno));
+                print_error_and_exit(125, c->cwd,
+                                     cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
+                                                                    : strerror(cwd < 0 ? -cwd : errno));
         for (size_t i = 0; i < s->n_rlimits; i++) {
                 struct rlimit rl = { s->rlimits[i].soft, s->rlimits[i].hard };
                 if (setrlimit(s->rlimits[i].resource, &rl) < 0)
-                        fail(125, "rlimit", strerror(errno));
+                        print_error_and_exit(125, "rlimit", strerror(errno));
         }
         if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(s->n_additional_gids, s->additional_gids) < 0 ||
             setresgid(s->gid, s->gid, s->gid) < 0 || setresuid(s->uid, s->uid, s->uid) < 0)
-                fail(125, "user", strerror(errno));
+                print_error_and_exit(125, "user", strerror(errno));
         if (caps_apply(&caps, &err) < 0)
-                fail(125, "capabilities", err.message);
+                print_error_and_exit(125, "capabilities", err.message);
         if (s->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                fail(125, "no_new_privs", strerror(errno));
+                print_error_and_exit(125, "no_new_privs", strerror(errno));
         environ = (char **)c->env;
         if (c->seccomp && seccomp_filter_load(c->seccomp) < 0)
-                fail(125, "seccomp", strerror(errno));
+                print_error_and_exit(125, "seccomp", strerror(errno));
         execvp(c->args[0], c->args);
-        fail(errno == ENOENT ? 127 : 126, c->args[0], strerror(errno));
+        print_error_and_exit(errno == ENOENT ? 127 : 126, c->args[0], strerror(errno));
 }
 
 /* ---- PID 1 ------------------------------------------------------------ */
@@ -766,12 +767,12 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                 close_all_but(keep, ELEMENTSOF(keep));
                 for (size_t i = 0; i < ELEMENTSOF(order); i++)
                         if (setns(ns[i], order[i].type) < 0)
-                                fail(125, "enter the container", strerror(errno));
+                                print_error_and_exit(125, "enter the container", strerror(errno));
                 child = fork();
                 if (child == 0)
                         exec_command(&cmd);
                 if (child < 0)
-                        fail(125, "fork", strerror(errno));
+                        print_error_and_exit(125, "fork", strerror(errno));
                 while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                         ;
                 _exit(launch_exit_code(status));

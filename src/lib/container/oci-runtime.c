@@ -594,7 +594,7 @@ static int move_high(int fd) {
  * then holds nothing of the caller's and runs init_run().
  */
 static _Noreturn void monitor_main(const struct runtime_request *rq, int report) {
-        struct km_error err = {}, warn = {}, stale = {};
+        struct km_error err = {}, warn = {};
         int stdio[3] = { rq->stdio[0], rq->stdio[1], rq->stdio[2] };
         int fds[2], log_rd = -EBADF, log_wr = -EBADF, log_dir, null, r;
         _cleanup_free_ const char **argv = NULL;
@@ -607,8 +607,8 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
                 (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &warn);
         r = bundle_prepared(rq->spec) ? bundle_prepare(rq, &err) : 0;
         /* Left by a runtime that was killed: "run" would say that ID exists. */
-        if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &stale)) < 0)
-                error_set_plain(&err, r, "stale container %s in %s: %s", rq->id, rq->root, stale.message);
+        if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &err)) < 0)
+                error_wrap(&err, r, "stale container %s in %s", rq->id, rq->root);
         if (r >= 0 && rq->log_dir_fd >= 0) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         r = error_set(&err, -errno, "runtime %s run %s: log pipe", rq->runtime, rq->id);

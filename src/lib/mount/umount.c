@@ -118,11 +118,7 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
         if (sym_mnt_context_get_excode(cxt, rc, msg, sizeof(msg)) == MNT_EX_SUCCESS)
                 return 0;
         rc = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EIO;
-        if (err) {
-                err->code = rc;
-                snprintf(err->message, sizeof(err->message), "umount: %s: %s", target, msg);
-        }
-        return rc;
+        return error_set_plain(err, rc, "umount: %s: %s", target, msg);
 }
 
 int mount_top_at(int parent_fd, const char *name, unsigned *ret_id) {
