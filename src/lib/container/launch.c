@@ -10,7 +10,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
@@ -280,10 +279,13 @@ static int restrict_paths(int root, const struct container_spec *s, struct km_er
 
 /* Makes NEW_ROOT (an fd of a mount point) this namespace's root and drops the old one. */
 static int pivot_into(int new_root, struct km_error *err) {
+        int r;
+
         if (fchdir(new_root) < 0)
                 return error_set(err, -errno, "pivot_root: chdir");
-        if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return error_set(err, -errno, "pivot_root");
+        r = sys_pivot_root(".", ".");
+        if (r < 0)
+                return error_set(err, r, "pivot_root");
         if (umount2(".", MNT_DETACH) < 0)
                 return error_set(err, -errno, "pivot_root: detach the old root");
         return chdir("/") < 0 ? error_set(err, -errno, "chdir /") : 0;
@@ -367,7 +369,7 @@ static void set_stdio(const int stdio[3]) {
         for (int i = 0; i < 3; i++)
                 if (moved[i] < 0 || dup2(moved[i], i) < 0)
                         _exit(125);
-        syscall(SYS_close_range, 3U, ~0U, 0U);
+        (void)sys_close_range(3, ~0U, 0);
 }
 
 struct command {
@@ -575,7 +577,7 @@ static int ns_flags(const struct container_spec *s) {
 static pid_t clone_pid1(int flags) {
         struct clone_args args = { .flags = (uint64_t)flags, .exit_signal = SIGCHLD };
 
-        return syscall(SYS_clone3, &args, sizeof(args));
+        return sys_clone3(&args);
 }
 
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err) {
@@ -618,7 +620,7 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
                         _exit(125);
                 pid1_main(&p);
         }
-        r = pid < 0 ? -errno : 0;
+        r = pid < 0 ? (int)pid : 0;
         /* Back home before anything else; a caller that cannot come back must not go on. */
         if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
                 abort();

@@ -6,10 +6,10 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "agent-spawn.h"
+#include "syscalls.h"
 
 #define AGENT_START_TIMEOUT_MS 10000
 
@@ -188,7 +188,7 @@ int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err
                 return error_set(err, -ENOMEM, "start the agent");
         pid = fork();
         if (pid == 0) {
-                int bin, null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                int bin, r, null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
                 if (setns(ns, CLONE_NEWNS) < 0)
                         report_and_exit(wr, STEP_SETNS, errno);
@@ -200,11 +200,11 @@ int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err
                 agent_process_reset();
                 dup2(null, 0), dup2(null, 1), dup2(null, 2);
                 /* Nothing of the caller's but the ready pipe: fds it leaked without O_CLOEXEC included. */
-                (void)syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+                (void)sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
                 (void)fcntl(wr, F_SETFD, 0);
-                syscall(SYS_execveat, bin, "", argv, env, AT_EMPTY_PATH);
+                r = sys_execveat(bin, "", argv, env, AT_EMPTY_PATH);
                 (void)fcntl(wr, F_SETFD, FD_CLOEXEC);
-                report_and_exit(wr, STEP_EXEC, errno);
+                report_and_exit(wr, STEP_EXEC, -r);
         }
         if (pid < 0) {
                 int r = -errno;
