@@ -169,8 +169,8 @@ int main(int argc, char **argv) {
                         nsenter_args_done(&a);
                         nsenter_args_parse(argc, argv, true, &a);
                 }
-                if (a.error[0])
-                        warnx("%s", a.error);
+                if (a.err.message[0])
+                        warnx("%s", a.err.message);
                 if (a.try_help)
                         fprintf(stderr, "Try '%s --help' for more information.\n", program_invocation_short_name);
                 return EXIT_FAILURE;

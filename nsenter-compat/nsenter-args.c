@@ -13,18 +13,6 @@ const struct ns_info ns_table[NS_KINDS] = {
         [NS_MNT] = { CLONE_NEWNS, "ns/mnt" },     [NS_TIME] = { CLONE_NEWTIME, "ns/time" },
 };
 
-static int fail(struct nsenter_args *a, bool try_help, const char *fmt, ...) _printf_(3, 4);
-static int fail(struct nsenter_args *a, bool try_help, const char *fmt, ...) {
-        va_list ap;
-
-        a->failed = true;
-        a->try_help = try_help;
-        va_start(ap, fmt);
-        vsnprintf(a->error, sizeof(a->error), fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 /* strtoul_or_err(): base 10, strtoul's leniency (spaces, sign), errno kept. */
 static int parse_number(struct nsenter_args *a, const char *s, const char *what, unsigned long *ret) {
         char *end = NULL;
@@ -36,21 +24,21 @@ static int parse_number(struct nsenter_args *a, const char *s, const char *what,
                         return 0;
         }
         if (errno == ERANGE)
-                return fail(a, false, "%s: '%s': %s", what, s, strerror(ERANGE));
-        return fail(a, false, "%s: '%s'", what, s);
+                return error_set(&a->err, -ERANGE, "%s: '%s'", what, s);
+        return error_set_plain(&a->err, -EINVAL, "%s: '%s'", what, s);
 }
 
 static int add_event(struct nsenter_args *a, enum ns_event_kind kind, enum ns_kind ns, const char *path) {
         struct ns_event *n = realloc(a->events, (a->n_events + 1) * sizeof(*n));
 
         if (!n)
-                return fail(a, false, "%s", strerror(ENOMEM));
+                return error_set_plain(&a->err, -ENOMEM, "%s", strerror(ENOMEM));
         a->events = n;
         a->events[a->n_events++] = (struct ns_event){ kind, ns, path };
         return 0;
 }
 
-int nsenter_args_parse(int argc, char *const *argv, bool print_getopt_errors, struct nsenter_args *a) {
+static int parse(int argc, char *const *argv, bool print_getopt_errors, struct nsenter_args *a) {
         enum { OPT_PRESERVE_CRED = CHAR_MAX + 1 };
         static const struct option longopts[] = {
                 { "all", no_argument, NULL, 'a' },
@@ -86,16 +74,15 @@ int nsenter_args_parse(int argc, char *const *argv, bool print_getopt_errors, st
         int c, seen_wd = 0;
         unsigned long n;
 
-        memset(a, 0, sizeof(*a));
         if (!args)
-                return fail(a, false, "%s", strerror(ENOMEM));
+                return error_set_plain(&a->err, -ENOMEM, "%s", strerror(ENOMEM));
         optind = 0;
         opterr = print_getopt_errors;
         while ((c = getopt_long(argc, args, "+ahVt:m::u::i::n::p::C::U::T::S:G:r::w::W:FZ", longopts, NULL)) != -1) {
                 /* -w and -W exclude each other, whichever comes first. */
                 if (c == 'w' || c == 'W') {
                         if (seen_wd && seen_wd != c)
-                                return fail(a, false, "mutually exclusive arguments: --wdns --wd");
+                                return error_set_plain(&a->err, -EINVAL, "mutually exclusive arguments: --wdns --wd");
                         seen_wd = c;
                 }
                 size_t k;
@@ -165,12 +152,22 @@ int nsenter_args_parse(int argc, char *const *argv, bool print_getopt_errors, st
                         a->program = optind;
                         return 0;
                 default:
-                        /* getopt printed (or would have printed) why. */
-                        return fail(a, true, "%s", "");
+                        /* getopt printed (or would have printed) why: no message of ours. */
+                        a->try_help = true;
+                        return error_set_plain(&a->err, -EINVAL, "%s", "");
                 }
         }
         a->program = optind;
         return 0;
+}
+
+int nsenter_args_parse(int argc, char *const *argv, bool print_getopt_errors, struct nsenter_args *a) {
+        int r;
+
+        memset(a, 0, sizeof(*a));
+        r = parse(argc, argv, print_getopt_errors, a);
+        a->failed = r < 0;
+        return r;
 }
 
 void nsenter_args_done(struct nsenter_args *a) {

@@ -44,9 +44,9 @@ struct nsenter_args {
         const char *wdns;
         bool help, version;
         int program; /* index in argv of the program, argc if none */
-        /* Set when parsing stopped: the message nsenter prints ("" when getopt printed it). */
+        /* Set when parsing stopped: err.message is what nsenter prints ("" when getopt printed it). */
         bool failed, try_help;
-        char error[512];
+        struct km_error err;
 };
 
 /* print_getopt_errors: let getopt print its messages as nsenter does (argv[0]: ...). */

@@ -51,13 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         r = nsenter_args_parse(argc, argv, false, &a);
         check(r == 0 || r == -EINVAL);
         check((r < 0) == a.failed);
-        check(memchr(a.error, '\0', sizeof(a.error)));
+        check(memchr(a.err.message, '\0', sizeof(a.err.message)));
         /* The caller's argv is neither reordered nor written to. */
         check(memcmp(copy, argv, sizeof(argv)) == 0);
         if (a.failed)
-                check(a.try_help ? a.error[0] == '\0' : a.error[0] != '\0');
+                check(a.try_help ? a.err.message[0] == '\0' : a.err.message[0] != '\0');
         else {
-                check(a.error[0] == '\0' && !a.try_help);
+                check(a.err.message[0] == '\0' && !a.try_help);
                 check(a.program >= 1 && a.program <= argc);
         }
         check(a.program >= 0 && a.program <= argc);

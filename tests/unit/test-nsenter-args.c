@@ -27,16 +27,16 @@ static int parse(const char *const *argv, struct nsenter_args *a) {
         int argc = test_argc(argv);
         int r = nsenter_args_parse(argc, (char *const *)argv, false, a);
 
-        test_note("parse: %d failed=%d try_help=%d '%s'", r, a->failed, a->try_help, a->error);
+        test_note("parse: %d failed=%d try_help=%d '%s'", r, a->failed, a->try_help, a->err.message);
         assert_true(r == 0 || r == -EINVAL);
         assert_int_equal(r < 0, a->failed);
         if (!a->failed) {
-                assert_string_equal(a->error, "");
+                assert_string_equal(a->err.message, "");
                 assert_false(a->try_help);
                 assert_in_range(a->program, 1, argc);
         } else
                 /* getopt's errors are its own message; the parser's are set. */
-                assert_true(a->try_help ? a->error[0] == '\0' : a->error[0] != '\0');
+                assert_true(a->try_help ? a->err.message[0] == '\0' : a->err.message[0] != '\0');
         assert_true(a->n_events == 0 || a->events);
         for (size_t i = 0; i < a->n_events; i++) {
                 const char *p = a->events[i].path;
@@ -61,7 +61,7 @@ static void expect_error(const char *const *argv, const char *message) {
         assert_int_equal(parse(argv, &a), -EINVAL);
         assert_true(a.failed);
         assert_false(a.try_help);
-        assert_string_equal(a.error, message);
+        assert_string_equal(a.err.message, message);
         nsenter_args_done(&a);
 }
 
@@ -72,7 +72,7 @@ static void expect_usage_error(const char *const *argv) {
         assert_int_equal(parse(argv, &a), -EINVAL);
         assert_true(a.failed);
         assert_true(a.try_help);
-        assert_string_equal(a.error, "");
+        assert_string_equal(a.err.message, "");
         nsenter_args_done(&a);
 }
 
@@ -660,7 +660,7 @@ static void test_events_before_an_error_are_kept(void **state) {
         assert_int_equal(parse(ARGV("--mount=/a", "-t", "abc"), &a), -EINVAL);
         assert_true(a.failed);
         assert_false(a.try_help);
-        assert_string_equal(a.error, "failed to parse pid: 'abc'");
+        assert_string_equal(a.err.message, "failed to parse pid: 'abc'");
         assert_int_equal(a.n_events, 1);
         expect_event(&a, 0, EV_OPEN_NS, NS_MNT, "/a");
         nsenter_args_done(&a);
@@ -674,7 +674,7 @@ static void test_events_before_an_error_are_kept(void **state) {
 
         /* The error comes from the first bad option; later ones are never parsed. */
         assert_int_equal(parse(ARGV("-S", "x", "-t", "abc"), &a), -EINVAL);
-        assert_string_equal(a.error, "failed to parse uid: 'x'");
+        assert_string_equal(a.err.message, "failed to parse uid: 'x'");
         assert_int_equal(a.n_events, 0);
         nsenter_args_done(&a);
 }

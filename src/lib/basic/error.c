@@ -8,30 +8,51 @@ KM_EXPORT const char *km_version(void) {
         return KM_VERSION;
 }
 
-int error_set(struct km_error *err, int r, const char *fmt, ...) {
-        if (err) {
-                va_list ap;
-                int n;
+/* FMT, then ": SUFFIX" if there is one and room for it. */
+static int error_vset(struct km_error *err, int r, const char *suffix, const char *fmt, va_list ap) {
+        int n;
 
-                err->code = r;
-                va_start(ap, fmt);
-                n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
-                va_end(ap);
-                if (r < 0 && n >= 0 && (size_t)n < sizeof(err->message))
-                        snprintf(err->message + n, sizeof(err->message) - n, ": %s", strerror(-r));
-        }
+        if (!err)
+                return r;
+        err->code = r;
+        n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        if (suffix && n >= 0 && (size_t)n < sizeof(err->message))
+                snprintf(err->message + n, sizeof(err->message) - n, ": %s", suffix);
+        return r;
+}
+
+int error_set(struct km_error *err, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        error_vset(err, r, r < 0 ? strerror(-r) : NULL, fmt, ap);
+        va_end(ap);
         return r;
 }
 
 int error_set_plain(struct km_error *err, int r, const char *fmt, ...) {
-        if (err) {
-                va_list ap;
+        va_list ap;
 
-                err->code = r;
-                va_start(ap, fmt);
-                vsnprintf(err->message, sizeof(err->message), fmt, ap);
-                va_end(ap);
-        }
+        va_start(ap, fmt);
+        error_vset(err, r, NULL, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int error_wrap(struct km_error *err, int r, const char *fmt, ...) {
+        char inner[KM_ERROR_MAX];
+        va_list ap;
+
+        if (!err)
+                return r;
+        /* A callee that set nothing: what error_set() would say. */
+        if (err->code == 0)
+                snprintf(inner, sizeof(inner), "%s", r < 0 ? strerror(-r) : "");
+        else
+                snprintf(inner, sizeof(inner), "%.*s", (int)sizeof(err->message), err->message);
+        va_start(ap, fmt);
+        error_vset(err, r, *inner ? inner : NULL, fmt, ap);
+        va_end(ap);
         return r;
 }
 

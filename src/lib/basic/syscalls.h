@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Wrappers for mount-API system calls that glibc 2.36 and the 6.1 UAPI headers
- * lack, and the feature switches that force the old-kernel fallbacks.
+ * Every raw system call of the project, wrapped once: the mount API, pidfds,
+ * openat2, clone3, close_range, execveat, pivot_root and seccomp; the
+ * fallbacks for kernels that lack them (Linux 5.4 must work), and the feature
+ * switches that force those fallbacks.  Wrappers return >= 0 or -errno.
  */
 #pragma once
 
 #include <linux/mount.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -63,7 +66,23 @@ struct sys_statmount {
 #define KM_STATMOUNT_FS_TYPE 0x00000020U
 #define KM_STATMOUNT_FS_SUBTYPE 0x00000100U
 
-/* Feature switches (syscalls.c). */
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/*
+ * Feature switches (syscalls.c): the public KM_FEATURE_* bits and these
+ * internal ones, which km_features_disable() and KUBEMOUNT_COMPAT ("old-kernel"
+ * includes close_range; "close_range", "clone3", "execveat" by name) set too.
+ */
+enum {
+        FEATURE_CLOSE_RANGE = 1u << 8, /* close_range(2) (5.9; CLOSE_RANGE_CLOEXEC 5.11) */
+        FEATURE_CLONE3 = 1u << 9,      /* clone3(2) (5.3) */
+        FEATURE_EXECVEAT = 1u << 10,   /* execveat(2) (3.19) */
+};
 bool feature_available(unsigned feature);
 
 /*
@@ -82,6 +101,31 @@ int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, u
 int sys_fsopen(const char *fstype, unsigned flags);
 int sys_fsconfig(int fsfd, unsigned cmd, const char *key, const char *value);
 int sys_fsmount(int fsfd, unsigned flags, unsigned attr_flags);
+/* pidfd_open(2) (5.3) and pidfd_send_signal(2) (5.1): every supported kernel has them. */
+int sys_pidfd_open(pid_t pid, unsigned flags);
+int sys_pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned flags);
+/*
+ * close_range(2); without it (before 5.9, CLOSE_RANGE_CLOEXEC before 5.11)
+ * each open fd in the range that /proc/self/fd lists, or every possible one
+ * when /proc is not there, is closed or marked close-on-exec.  Only system
+ * calls: safe between fork() and exec.  CLOSE_RANGE_UNSHARE has no fallback.
+ */
+int sys_close_range(unsigned first, unsigned last, unsigned flags);
+/*
+ * clone3(2) with args of sizeof(struct clone_args) (<linux/sched.h>); the
+ * child gets 0.  Without it (or when seccomp says ENOSYS) clone(2) as fork()
+ * when only flags (the low 32 bits) and exit_signal are set, else -ENOSYS.
+ */
+struct clone_args;
+pid_t sys_clone3(const struct clone_args *args);
+/*
+ * execveat(2); returns only on failure.  Without it the fd's /proc/self/fd
+ * link is executed, as fexecve() does, for AT_EMPTY_PATH with path "".
+ */
+int sys_execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
+int sys_pivot_root(const char *new_root, const char *put_old);
+/* seccomp(2) (3.17), or prctl(PR_SET_SECCOMP) for SECCOMP_SET_MODE_FILTER without flags. */
+int sys_seccomp(unsigned op, unsigned flags, void *args);
 /*
  * fstat() through statx(AT_EMPTY_PATH) with sync flags: AT_STATX_FORCE_SYNC
  * asks the filesystem (a dead FUSE daemon answers ENOTCONN), AT_STATX_DONT_SYNC

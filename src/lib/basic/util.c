@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small string and I/O helpers. */
-#include <limits.h>
-#include <sys/syscall.h>
-
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
+
+#include "syscalls.h"
 #include "util.h"
 
 bool path_is_below(const char *path, const char *prefix) {
@@ -143,10 +143,10 @@ void close_all_but(int *keep, size_t n) {
                 if (sorted[i] < (int)from)
                         continue;
                 if ((unsigned)sorted[i] > from)
-                        (void)syscall(SYS_close_range, from, (unsigned)sorted[i] - 1, 0U);
+                        (void)sys_close_range(from, (unsigned)sorted[i] - 1, 0);
                 from = (unsigned)sorted[i] + 1;
         }
-        (void)syscall(SYS_close_range, from, ~0U, 0U);
+        (void)sys_close_range(from, ~0U, 0);
 }
 
 int free_and_strdup(char **field, const char *value) {

@@ -92,6 +92,12 @@ const char *str_printable(const char *s, char *buf, size_t size);
 int error_set(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 /* Like error_set() without the ": strerror" suffix. */
 int error_set_plain(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
+/*
+ * Adds context in front of the message a callee set: "FMT: inner message",
+ * code r; returns r.  When the callee set nothing (err->code == 0), the same
+ * as error_set().  `return error_wrap(err, r, "image %s", ref);`
+ */
+int error_wrap(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 void log_msg(int level, const char *fmt, ...) _printf_(2, 3);
 bool log_enabled(int level);
 

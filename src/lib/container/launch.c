@@ -10,7 +10,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
@@ -280,10 +279,13 @@ static int restrict_paths(int root, const struct container_spec *s, struct km_er
 
 /* Makes NEW_ROOT (an fd of a mount point) this namespace's root and drops the old one. */
 static int pivot_into(int new_root, struct km_error *err) {
+        int r;
+
         if (fchdir(new_root) < 0)
                 return error_set(err, -errno, "pivot_root: chdir");
-        if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return error_set(err, -errno, "pivot_root");
+        r = sys_pivot_root(".", ".");
+        if (r < 0)
+                return error_set(err, r, "pivot_root");
         if (umount2(".", MNT_DETACH) < 0)
                 return error_set(err, -errno, "pivot_root: detach the old root");
         return chdir("/") < 0 ? error_set(err, -errno, "chdir /") : 0;
@@ -352,7 +354,8 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
 
 /* ---- the command: in the container, as PID 1's child ----------------- */
 
-static _Noreturn void fail(int code, const char *what, const char *why) {
+/* The command's own error line on its stderr (what the user sees), then the exit code. */
+static _Noreturn void print_error_and_exit(int code, const char *what, const char *why) {
         dprintf(STDERR_FILENO, "kubemount: %s: %s\n", what, why);
         _exit(code);
 }
@@ -366,7 +369,7 @@ static void set_stdio(const int stdio[3]) {
         for (int i = 0; i < 3; i++)
                 if (moved[i] < 0 || dup2(moved[i], i) < 0)
                         _exit(125);
-        syscall(SYS_close_range, 3U, ~0U, 0U);
+        (void)sys_close_range(3, ~0U, 0);
 }
 
 struct command {
@@ -391,31 +394,31 @@ static _Noreturn void exec_command(const struct command *c) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         set_stdio(c->stdio);
         if (setsid() < 0 || (c->terminal && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
-                fail(125, "terminal", strerror(errno));
+                print_error_and_exit(125, "terminal", strerror(errno));
         /* In the root, with magic links (/proc/self/fd/N) refused: a cwd can never reach outside. */
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         cwd = root < 0 ? -errno : openat2_in_root(root, c->cwd, O_PATH | O_DIRECTORY);
         if (cwd < 0 || fchdir(cwd) < 0)
-                fail(125, c->cwd,
-                     cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
-                                                    : strerror(cwd < 0 ? -cwd : errno));
+                print_error_and_exit(125, c->cwd,
+                                     cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
+                                                                    : strerror(cwd < 0 ? -cwd : errno));
         for (size_t i = 0; i < s->n_rlimits; i++) {
                 struct rlimit rl = { s->rlimits[i].soft, s->rlimits[i].hard };
                 if (setrlimit(s->rlimits[i].resource, &rl) < 0)
-                        fail(125, "rlimit", strerror(errno));
+                        print_error_and_exit(125, "rlimit", strerror(errno));
         }
         if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(s->n_additional_gids, s->additional_gids) < 0 ||
             setresgid(s->gid, s->gid, s->gid) < 0 || setresuid(s->uid, s->uid, s->uid) < 0)
-                fail(125, "user", strerror(errno));
+                print_error_and_exit(125, "user", strerror(errno));
         if (caps_apply(&caps, &err) < 0)
-                fail(125, "capabilities", err.message);
+                print_error_and_exit(125, "capabilities", err.message);
         if (s->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                fail(125, "no_new_privs", strerror(errno));
+                print_error_and_exit(125, "no_new_privs", strerror(errno));
         environ = (char **)c->env;
         if (c->seccomp && seccomp_filter_load(c->seccomp) < 0)
-                fail(125, "seccomp", strerror(errno));
+                print_error_and_exit(125, "seccomp", strerror(errno));
         execvp(c->args[0], c->args);
-        fail(errno == ENOENT ? 127 : 126, c->args[0], strerror(errno));
+        print_error_and_exit(errno == ENOENT ? 127 : 126, c->args[0], strerror(errno));
 }
 
 /* ---- PID 1 ------------------------------------------------------------ */
@@ -574,7 +577,7 @@ static int ns_flags(const struct container_spec *s) {
 static pid_t clone_pid1(int flags) {
         struct clone_args args = { .flags = (uint64_t)flags, .exit_signal = SIGCHLD };
 
-        return syscall(SYS_clone3, &args, sizeof(args));
+        return sys_clone3(&args);
 }
 
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err) {
@@ -617,7 +620,7 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
                         _exit(125);
                 pid1_main(&p);
         }
-        r = pid < 0 ? -errno : 0;
+        r = pid < 0 ? (int)pid : 0;
         /* Back home before anything else; a caller that cannot come back must not go on. */
         if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
                 abort();
@@ -766,12 +769,12 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                 close_all_but(keep, ELEMENTSOF(keep));
                 for (size_t i = 0; i < ELEMENTSOF(order); i++)
                         if (setns(ns[i], order[i].type) < 0)
-                                fail(125, "enter the container", strerror(errno));
+                                print_error_and_exit(125, "enter the container", strerror(errno));
                 child = fork();
                 if (child == 0)
                         exec_command(&cmd);
                 if (child < 0)
-                        fail(125, "fork", strerror(errno));
+                        print_error_and_exit(125, "fork", strerror(errno));
                 while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                         ;
                 _exit(launch_exit_code(status));

@@ -9,7 +9,6 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
@@ -183,67 +182,6 @@ const char **runtime_exec_argv(const struct runtime_exec_request *rq) {
 
 /* ---- processes ---------------------------------------------------------- */
 
-static bool kept(int fd, const int *keep, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                if (keep[i] == fd)
-                        return true;
-        return fd < 3;
-}
-
-struct dirent64_raw {
-        uint64_t ino;
-        int64_t off;
-        unsigned short reclen;
-        unsigned char type;
-        char name[];
-};
-
-/* Without close_range (Linux < 5.9): every fd /proc lists, else every possible one. */
-static void close_fds_slow(const int *keep, size_t n) {
-        int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char buf[4096] __attribute__((aligned(8)));
-        long max = sysconf(_SC_OPEN_MAX);
-        ssize_t len;
-
-        if (dir < 0) {
-                for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-                        if (!kept(fd, keep, n))
-                                close(fd);
-                return;
-        }
-        while ((len = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
-                for (ssize_t off = 0; off < len;) {
-                        struct dirent64_raw *e = (struct dirent64_raw *)(buf + off);
-                        char *end;
-                        long fd = strtol(e->name, &end, 10);
-
-                        off += e->reclen;
-                        if (*end == '\0' && end != e->name && fd != dir && !kept((int)fd, keep, n))
-                                close((int)fd);
-                }
-        close(dir);
-}
-
-/* Closes every fd but 0-2 and keep[]. */
-static void close_fds(const int *keep, size_t n) {
-        unsigned lo = 3;
-
-        for (;;) {
-                unsigned next = ~0U; /* the lowest kept fd >= lo */
-
-                for (size_t i = 0; i < n; i++)
-                        if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
-                                next = keep[i];
-                if (next > lo && syscall(SYS_close_range, lo, next == ~0U ? ~0U : next - 1, 0U) < 0) {
-                        close_fds_slow(keep, n);
-                        return;
-                }
-                if (next == ~0U)
-                        return;
-                lo = next + 1;
-        }
-}
-
 /* Default dispositions: a signal the caller ignores must reach the runtime (and our signalfd). */
 static void reset_signals(void) {
         struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -289,7 +227,7 @@ static _Noreturn void exec_runtime(const char *const *argv, const int stdio[3], 
         for (int i = 0; i < 3; i++)
                 if (moved[i] < 0 || dup2(moved[i], i) < 0)
                         _exit(125);
-        close_fds(NULL, 0);
+        (void)sys_close_range(3, ~0U, 0);
         if (v1_view)
                 hide_unified();
         sigemptyset(&none);
@@ -594,7 +532,7 @@ static int move_high(int fd) {
  * then holds nothing of the caller's and runs init_run().
  */
 static _Noreturn void monitor_main(const struct runtime_request *rq, int report) {
-        struct km_error err = {}, warn = {}, stale = {};
+        struct km_error err = {}, warn = {};
         int stdio[3] = { rq->stdio[0], rq->stdio[1], rq->stdio[2] };
         int fds[2], log_rd = -EBADF, log_wr = -EBADF, log_dir, null, r;
         _cleanup_free_ const char **argv = NULL;
@@ -607,8 +545,8 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
                 (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &warn);
         r = bundle_prepared(rq->spec) ? bundle_prepare(rq, &err) : 0;
         /* Left by a runtime that was killed: "run" would say that ID exists. */
-        if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &stale)) < 0)
-                error_set_plain(&err, r, "stale container %s in %s: %s", rq->id, rq->root, stale.message);
+        if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &err)) < 0)
+                error_wrap(&err, r, "stale container %s in %s", rq->id, rq->root);
         if (r >= 0 && rq->log_dir_fd >= 0) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         r = error_set(&err, -errno, "runtime %s run %s: log pipe", rq->runtime, rq->id);
@@ -640,7 +578,7 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
                         (void)dup2(null, i);
         {
                 int keep[2] = { log_rd, log_dir };
-                close_fds(keep, 2);
+                close_all_but(keep, 2);
         }
         struct init_config ic = { child, log_rd, log_dir };
         init_run(&ic);

@@ -8,11 +8,10 @@
 #include <seccomp.h>
 #include <stdbool.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 
 #include "json-util.h"
 #include "seccomp-filter.h"
+#include "syscalls.h"
 
 DEFINE_CLEANUP(void, seccomp_release)
 
@@ -378,12 +377,5 @@ int seccomp_filter_load(const struct seccomp_program *p) {
         /* Only syscalls here: this runs between fork and exec. */
         if (!p || !p->prog.filter || p->prog.len == 0)
                 return -EINVAL;
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p->prog) == 0)
-                return 0;
-        if (errno != ENOSYS)
-                return -errno;
-        /* Kernels before 3.17 have no seccomp(2). */
-        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p->prog, 0, 0) < 0)
-                return -errno;
-        return 0;
+        return sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)&p->prog);
 }

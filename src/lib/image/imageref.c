@@ -202,26 +202,18 @@ static bool is_hex64(const char *s) {
         return i == 64;
 }
 
-static int fail(struct km_error *err, const char *text, const char *why) {
-        char shown[160];
-
-        return error_set_plain(err, -EINVAL, "image reference \"%s\": %s", str_printable(text, shown, sizeof(shown)),
-                               why);
-}
-
-static int parse(const char *text, struct image_ref *ret, struct km_error *err) {
+/* -EINVAL with *ret_why set, -ENOMEM, or 0. */
+static int parse(const char *text, struct image_ref *ret, const char **ret_why) {
         _cleanup_free_ char *copy = NULL, *registry = NULL, *repository = NULL, *tag = NULL, *digest = NULL;
         const char *name, *why, *slash;
         char *at, *colon, *lastslash;
         size_t reglen;
 
-        if (!text || !*text)
-                return error_set_plain(err, -EINVAL, "image reference is empty");
         if (strlen(text) > TEXT_MAX_LEN)
-                return fail(err, text, "too long");
+                return *ret_why = "too long", -EINVAL;
         /* A bare image ID is ambiguous with a repository name; docker refuses it too. */
         if (is_hex64(text))
-                return fail(err, text, "a 64-character hex string is an image ID, not a repository");
+                return *ret_why = "a 64-character hex string is an image ID, not a repository", -EINVAL;
         copy = strdup(text);
         if (!copy)
                 return -ENOMEM;
@@ -230,7 +222,7 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
         if (at) {
                 *at = '\0';
                 if (!digest_is_valid(at + 1))
-                        return fail(err, text, "digest must be sha256: and 64 lowercase hex digits");
+                        return *ret_why = "digest must be sha256: and 64 lowercase hex digits", -EINVAL;
                 digest = strdup(at + 1);
                 if (!digest)
                         return -ENOMEM;
@@ -241,7 +233,7 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
         if (colon) {
                 *colon = '\0';
                 if ((why = tag_why(colon + 1)))
-                        return fail(err, text, why);
+                        return *ret_why = why, -EINVAL;
                 tag = strdup(colon + 1);
                 if (!tag)
                         return -ENOMEM;
@@ -249,13 +241,13 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
 
         name = copy;
         if (!*name)
-                return fail(err, text, "repository name is empty");
+                return *ret_why = "repository name is empty", -EINVAL;
         slash = strchr(name, '/');
         reglen = slash ? (size_t)(slash - name) : 0;
         if (slash && (memchr(name, '.', reglen) || memchr(name, ':', reglen) ||
                       (reglen == strlen("localhost") && memcmp(name, "localhost", reglen) == 0))) {
                 if ((why = registry_why(name, reglen)))
-                        return fail(err, text, why);
+                        return *ret_why = why, -EINVAL;
                 registry = registry_normalize(name, reglen);
                 name = slash + 1;
         } else
@@ -264,7 +256,7 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
                 return -ENOMEM;
 
         if ((why = repository_why(name, strlen(name))))
-                return fail(err, text, why);
+                return *ret_why = why, -EINVAL;
         if (streq(registry, DEFAULT_REGISTRY) && !strchr(name, '/')) {
                 if (asprintf(&repository, OFFICIAL_PREFIX "%s", name) < 0) {
                         repository = NULL;
@@ -274,7 +266,7 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
                 return -ENOMEM;
         /* Checked after normalization so that the canonical form parses again. */
         if (strlen(repository) > NAME_MAX_LEN)
-                return fail(err, text, "repository name is longer than 255 characters");
+                return *ret_why = "repository name is longer than 255 characters", -EINVAL;
 
         if (!tag && !digest && !(tag = strdup(DEFAULT_TAG)))
                 return -ENOMEM;
@@ -289,9 +281,17 @@ static int parse(const char *text, struct image_ref *ret, struct km_error *err) 
 }
 
 int image_ref_parse(const char *text, struct image_ref *ret, struct km_error *err) {
-        int r = parse(text, ret, err);
+        const char *why = NULL;
+        char shown[160];
+        int r;
 
-        return r == -ENOMEM ? error_set(err, r, "image reference") : r;
+        if (!text || !*text)
+                return error_set_plain(err, -EINVAL, "image reference is empty");
+        r = parse(text, ret, &why);
+        if (why)
+                return error_set_plain(err, r, "image reference \"%s\": %s", str_printable(text, shown, sizeof(shown)),
+                                       why);
+        return r < 0 ? error_set(err, r, "image reference") : r;
 }
 
 void image_ref_done(struct image_ref *r) {

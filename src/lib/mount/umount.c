@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "mount-identity.h"
@@ -118,11 +117,7 @@ static int umount_with_helper(const char *target, int mnt_flags, struct km_error
         if (sym_mnt_context_get_excode(cxt, rc, msg, sizeof(msg)) == MNT_EX_SUCCESS)
                 return 0;
         rc = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EIO;
-        if (err) {
-                err->code = rc;
-                snprintf(err->message, sizeof(err->message), "umount: %s: %s", target, msg);
-        }
-        return rc;
+        return error_set_plain(err, rc, "umount: %s: %s", target, msg);
 }
 
 int mount_top_at(int parent_fd, const char *name, unsigned *ret_id) {
@@ -282,13 +277,13 @@ static int umount_once_timed(const struct utarget *t, int mnt_flags, bool helper
                 ;
         if (read(rd, &worker, sizeof(worker)) != sizeof(worker))
                 return error_set(err, -ECHILD, "umount: %s: worker did not start", target);
-        worker_fd = (int)syscall(SYS_pidfd_open, worker, 0); /* to signal it safely later */
+        worker_fd = sys_pidfd_open(worker, 0); /* to signal it safely later */
 
         p = (struct pollfd){ .fd = rd, .events = POLLIN };
         r = poll(&p, 1, timeout_ms);
         if (r == 0) {
                 if (worker_fd >= 0)
-                        syscall(SYS_pidfd_send_signal, worker_fd, SIGKILL, NULL, 0);
+                        (void)sys_pidfd_send_signal(worker_fd, SIGKILL, NULL, 0);
                 return error_set(err, -ETIMEDOUT, "umount: %s: no answer after %d ms", target, timeout_ms);
         }
         if (r < 0 || read(rd, &answer, sizeof(answer)) != sizeof(answer) || answer > 0)

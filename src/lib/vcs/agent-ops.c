@@ -24,11 +24,6 @@ static int reply(int conn, json_t *m) {
         return r < 0 ? r : 0;
 }
 
-static int fail(int conn, struct km_error *err) {
-        proto_send_error(conn, err->code, err->message);
-        return err->code;
-}
-
 static const char *req_string(json_t *req, const char *key) {
         return json_string_value(json_object_get(req, key));
 }
@@ -491,7 +486,9 @@ int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_
                 r = agent_gc(a, conn, req, &err);
         else
                 r = error_set_plain(&err, -EOPNOTSUPP, "agent: unknown operation '%s'", op);
-        if (r < 0 && err.code < 0)
-                return fail(conn, &err);
+        if (r < 0 && err.code < 0) {
+                proto_send_error(conn, err.code, err.message);
+                return err.code;
+        }
         return r;
 }

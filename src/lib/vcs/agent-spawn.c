@@ -6,10 +6,10 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "agent-spawn.h"
+#include "syscalls.h"
 
 #define AGENT_START_TIMEOUT_MS 10000
 
@@ -44,28 +44,29 @@ struct spawn_report {
         int error;
 };
 
-static _Noreturn void spawn_fail(int fd, enum spawn_step step, int error) {
+/* In the child: which step failed and why, to the caller through the report pipe; then exit. */
+static _Noreturn void report_and_exit(int fd, enum spawn_step step, int error) {
         struct spawn_report rep = { 'E', step, error };
 
         (void)!write(fd, &rep, sizeof(rep));
         _exit(1);
 }
 
-/* The agent binary, in the (host) mount namespace we are in: an O_PATH fd or spawn_fail(). */
+/* The agent binary, in the (host) mount namespace we are in: an O_PATH fd or report_and_exit(). */
 static int agent_binary(const char *path, int report) {
         struct stat st;
         int fd = open(path, O_PATH | O_CLOEXEC);
 
         if (fd < 0)
-                spawn_fail(report, STEP_OPEN, errno);
+                report_and_exit(report, STEP_OPEN, errno);
         if (fstat(fd, &st) < 0)
-                spawn_fail(report, STEP_OPEN, errno);
+                report_and_exit(report, STEP_OPEN, errno);
         if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
-                spawn_fail(report, STEP_NOT_FILE, S_ISDIR(st.st_mode) ? EISDIR : EACCES);
+                report_and_exit(report, STEP_NOT_FILE, S_ISDIR(st.st_mode) ? EISDIR : EACCES);
         if (st.st_uid != 0 && st.st_uid != geteuid())
-                spawn_fail(report, STEP_OWNER, EPERM);
+                report_and_exit(report, STEP_OWNER, EPERM);
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                spawn_fail(report, STEP_WRITABLE, EPERM);
+                report_and_exit(report, STEP_WRITABLE, EPERM);
         return fd;
 }
 
@@ -187,23 +188,23 @@ int agent_spawn(const char *state_dir, const char *host_ns, struct km_error *err
                 return error_set(err, -ENOMEM, "start the agent");
         pid = fork();
         if (pid == 0) {
-                int bin, null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                int bin, r, null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
                 if (setns(ns, CLONE_NEWNS) < 0)
-                        spawn_fail(wr, STEP_SETNS, errno);
+                        report_and_exit(wr, STEP_SETNS, errno);
                 bin = agent_binary(binary, wr);
                 if (setsid() < 0 || null < 0)
-                        spawn_fail(wr, STEP_EXEC, errno);
+                        report_and_exit(wr, STEP_EXEC, errno);
                 if (fork() != 0)
                         _exit(0); /* the agent is nobody's child but init's */
                 agent_process_reset();
                 dup2(null, 0), dup2(null, 1), dup2(null, 2);
                 /* Nothing of the caller's but the ready pipe: fds it leaked without O_CLOEXEC included. */
-                (void)syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+                (void)sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
                 (void)fcntl(wr, F_SETFD, 0);
-                syscall(SYS_execveat, bin, "", argv, env, AT_EMPTY_PATH);
+                r = sys_execveat(bin, "", argv, env, AT_EMPTY_PATH);
                 (void)fcntl(wr, F_SETFD, FD_CLOEXEC);
-                spawn_fail(wr, STEP_EXEC, errno);
+                report_and_exit(wr, STEP_EXEC, -r);
         }
         if (pid < 0) {
                 int r = -errno;

@@ -9,7 +9,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -24,15 +23,11 @@
 #include "oci-runtime.h"
 #include "secrets.h"
 #include "state-dir.h"
+#include "syscalls.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-
-static int pidfd_open_(pid_t pid) {
-        int fd = syscall(SYS_pidfd_open, pid, 0);
-        return fd >= 0 ? fd : -errno;
-}
 
 static int watch(struct agent *a, int fd, struct watch *w) {
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
@@ -177,7 +172,7 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
 int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours) {
         c->pid = pid;
         c->ours = ours;
-        c->pidfd = pidfd_open_(pid);
+        c->pidfd = sys_pidfd_open(pid, 0);
         if (c->pidfd < 0)
                 return c->pidfd;
         return watch(a, c->pidfd, &c->w);
@@ -196,7 +191,7 @@ int agent_ctr_timer(struct agent *a, struct ctr *c, int ms) {
 
 void agent_ctr_signal(struct ctr *c, int sig) {
         if (c->pidfd >= 0)
-                (void)syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0);
+                (void)sys_pidfd_send_signal(c->pidfd, sig, NULL, 0);
 }
 
 char *agent_runtime_root(struct agent *a) {
@@ -307,7 +302,7 @@ int agent_job_add(struct agent *a, pid_t pid, int conn) {
         j->w.kind = WATCH_JOB;
         j->pid = pid;
         j->conn = conn;
-        j->pidfd = pidfd_open_(pid);
+        j->pidfd = sys_pidfd_open(pid, 0);
         if (j->pidfd < 0 || (r = watch(a, j->pidfd, &j->w)) < 0) {
                 r = j->pidfd < 0 ? j->pidfd : r;
                 closep(&j->pidfd);
@@ -380,7 +375,7 @@ int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, a
         close(sv[1]);
         w->sock = sv[0];
         struct itimerspec t = { .it_value = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L } };
-        r = w->pid < 0 || fcntl(w->sock, F_SETFL, O_NONBLOCK) < 0 ? -errno : (w->pidfd = pidfd_open_(w->pid));
+        r = w->pid < 0 || fcntl(w->sock, F_SETFL, O_NONBLOCK) < 0 ? -errno : (w->pidfd = sys_pidfd_open(w->pid, 0));
         if (r >= 0)
                 r = watch(a, w->pidfd, &w->w);
         if (r >= 0 && ((w->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
@@ -407,7 +402,7 @@ static void worker_event(struct agent *a, struct worker *w, bool timer) {
         if (timer) {
                 uint64_t n;
                 (void)!read(w->timer, &n, sizeof(n));
-                (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                (void)sys_pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
         }
         if (!w->answered) {
                 int fds[PROTO_MAX_FDS], conn = w->conn;
@@ -485,12 +480,12 @@ static void conn_gone(struct agent *a, int fd) {
                         }
         for (struct job *j = a->jobs; j; j = j->next)
                 if (j->conn == fd) {
-                        (void)syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+                        (void)sys_pidfd_send_signal(j->pidfd, SIGKILL, NULL, 0);
                         j->conn = -EBADF;
                 }
         for (struct worker *w = a->workers; w; w = w->next)
                 if (w->conn == fd) {
-                        (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                        (void)sys_pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
                         w->conn = -EBADF;
                 }
         conn_close(a, fd);
@@ -676,7 +671,7 @@ void agent_done(struct agent *a) {
                 conn_close(a, a->conns->fd);
         while (a->workers) {
                 struct worker *w = a->workers;
-                (void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                (void)sys_pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
                 worker_free(a, w);
         }
         while (a->jobs) {
