@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "agent-internal.h"
+#include "agent-gc.h"
+#include "agent-ops.h"
+#include "agent-workers.h"
 #include "launch.h"
 #include "agent-protocol.h"
 #include "oci-runtime.h"
