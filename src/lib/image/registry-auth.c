@@ -1,33 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The registry client's credentials and trust (registry.c does the HTTP):
- * docker config.json credentials for a host, WWW-Authenticate challenges,
- * token-service answers, the per-registry CA certificates and client
- * certificates of certs.d directories; and the small pure helpers of
- * registry.c (URLs for messages, errors of statuses and of libcurl, names).
+ * The registry client's credentials (registry-auth.h; registry.c does the
+ * HTTP): docker config.json credentials for a host, WWW-Authenticate
+ * challenges, token requests and their answers, and what to send next.
  *
  * Passwords and tokens are secrets: no message or log line here contains
  * one, and every copy made here is wiped before it is freed.
  */
 #include <ctype.h>
-#include <curl/curl.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <openssl/evp.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "libcrypto-dl.h"
-#include "libcurl-dl.h"
-#include "util.h"
-
 #include "registry-auth.h"
+#include "registry-http.h"
 
 #define AUTH_FILE_MAX (1024 * 1024)
-#define CERT_FILE_MAX (1024 * 1024)
-#define BUNDLE_MAX (8 * 1024 * 1024)
 #define TOKEN_MAX (16 * 1024)
+#define TOKEN_BODY_MAX (64 * 1024)
 
 void registry_secret_free(char *s) {
         if (s) {
@@ -71,7 +62,7 @@ static char **default_auth_files(void) {
 }
 
 /* "a, b, c" for messages (malloc'ed, or NULL). */
-char *registry_auth_files_text(char *const *files) {
+static char *auth_files_text(char *const *files) {
         char **def = NULL;
         char *text = NULL;
         size_t len = 0;
@@ -373,179 +364,10 @@ int registry_token_parse(const char *body, size_t size, char **ret_header, struc
         return 0;
 }
 
-/* ---- certs.d --------------------------------------------------------- */
-
-static int append_file(FILE *out, int dirfd, const char *name, size_t max) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        _cleanup_free_ char *buf = NULL;
-        size_t size;
-        int r;
-
-        if (fd < 0)
-                return -errno;
-        r = read_full_fd(fd, max, &buf, &size);
-        if (r < 0)
-                return r;
-        fwrite(buf, 1, size, out);
-        fputc('\n', out);
-        return 0;
-}
-
-static int select_cert_file(const struct dirent *d) {
-        size_t n = strlen(d->d_name);
-        return d->d_name[0] != '.' &&
-               ((n > 4 && streq(d->d_name + n - 4, ".crt")) || (n > 5 && streq(d->d_name + n - 5, ".cert")));
-}
-
-/*
- * The trust for host: every *.crt of /etc/containers/certs.d/HOST,
- * /etc/docker/certs.d/HOST and CERTS_DIR/HOST appended to the system bundle
- * (*ret_ca, NULL when there is none), and the first NAME.cert with its
- * NAME.key as the client certificate (*ret_cert, *ret_key: paths, or NULL).
- */
-int registry_tls_load(const char *host, const char *certs_dir, const char *system_bundle, char **ret_ca,
-                      size_t *ret_ca_size, char **ret_cert, char **ret_key, struct km_error *err) {
-        const char *dirs[] = { "/etc/containers/certs.d", "/etc/docker/certs.d", certs_dir };
-        _cleanup_free_ char *ca = NULL, *cert = NULL, *key = NULL;
-        _cleanup_fclose_ FILE *out = NULL;
-        size_t ca_size = 0;
-        bool extra = false;
-        int r;
-
-        *ret_ca = *ret_cert = *ret_key = NULL;
-        *ret_ca_size = 0;
-        if (!*host || strchr(host, '/') || streq(host, ".") || streq(host, ".."))
-                return error_set_plain(err, -EINVAL, "registry name \"%s\" cannot name a certs.d directory", host);
-        out = open_memstream(&ca, &ca_size);
-        if (!out)
-                return error_set(err, -ENOMEM, "CA bundle");
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                _cleanup_free_ char *path = NULL;
-                _cleanup_close_ int dfd = -EBADF;
-                struct dirent **list = NULL;
-                int n;
-
-                if (!dirs[i] || asprintf(&path, "%s/%s", dirs[i], host) < 0)
-                        continue;
-                dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (dfd < 0) {
-                        if (errno == ENOENT || errno == ENOTDIR)
-                                continue;
-                        return error_set(err, -errno, "certificates directory %s", path);
-                }
-                n = scandir(path, &list, select_cert_file, alphasort);
-                if (n < 0)
-                        return error_set(err, -errno, "certificates directory %s", path);
-                r = 0;
-                for (int j = 0; j < n && r >= 0; j++) {
-                        const char *name = list[j]->d_name;
-                        size_t len = strlen(name);
-
-                        if (streq(name + len - 4, ".crt")) {
-                                r = append_file(out, dfd, name, CERT_FILE_MAX);
-                                if (r < 0)
-                                        r = error_set(err, r, "CA certificate %s/%s", path, name);
-                                extra = true;
-                        } else if (!cert) {
-                                _cleanup_free_ char *k = NULL;
-
-                                if (asprintf(&k, "%.*s.key", (int)(len - 5), name) < 0 ||
-                                    asprintf(&cert, "%s/%s", path, name) < 0 || asprintf(&key, "%s/%s", path, k) < 0)
-                                        r = error_set(err, -ENOMEM, "client certificate");
-                                else if (faccessat(dfd, k, R_OK, 0) < 0)
-                                        r = error_set(err, -errno, "client certificate %s: its key %s", cert, key);
-                        }
-                }
-                for (int j = 0; j < n; j++)
-                        free(list[j]);
-                free(list);
-                if (r < 0)
-                        return r;
-        }
-        if (extra && system_bundle) {
-                /* The system bundle first: the extra CAs add to it, never replace it. */
-                _cleanup_free_ char *extra_ca = NULL;
-                size_t extra_size;
-
-                if (fclose(TAKE_PTR(out)) != 0)
-                        return error_set(err, -ENOMEM, "CA bundle");
-                extra_ca = TAKE_PTR(ca);
-                extra_size = ca_size;
-                out = open_memstream(&ca, &ca_size);
-                if (!out)
-                        return error_set(err, -ENOMEM, "CA bundle");
-                r = append_file(out, AT_FDCWD, system_bundle, BUNDLE_MAX);
-                if (r < 0 && r != -ENOENT)
-                        return error_set(err, r, "system CA bundle %s", system_bundle);
-                fwrite(extra_ca, 1, extra_size, out);
-        }
-        if (fflush(out) != 0)
-                return error_set(err, -ENOMEM, "CA bundle");
-        fclose(TAKE_PTR(out));
-        if (extra) {
-                *ret_ca = TAKE_PTR(ca);
-                *ret_ca_size = ca_size;
-        }
-        *ret_cert = TAKE_PTR(cert);
-        *ret_key = TAKE_PTR(key);
-        return 0;
-}
-
-/* ---- small helpers of registry.c ------------------------------------------ */
-
-DEFINE_CLEANUP(CURLU, sym_curl_url_cleanup)
-
-/* "scheme://host:port" of url, lowercased, the default port explicit (malloc'ed), or NULL; *ret_scheme too. */
-char *registry_url_origin(const char *url, char **ret_scheme) {
-        if (dlopen_libcurl() < 0)
-                return NULL;
-        _cleanup_(sym_curl_url_cleanupp) CURLU *u = sym_curl_url();
-        char *scheme = NULL, *host = NULL, *port = NULL, *o = NULL;
-
-        if (u && sym_curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-            sym_curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-            sym_curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-            sym_curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-            asprintf(&o, "%s://%s:%s", scheme, host, port) >= 0) {
-                for (char *c = o; *c; c++)
-                        *c = (char)tolower((unsigned char)*c);
-                if (ret_scheme && !(*ret_scheme = strdup(scheme)))
-                        free(TAKE_PTR(o));
-        } else
-                o = NULL;
-        sym_curl_free(scheme);
-        sym_curl_free(host);
-        sym_curl_free(port);
-        return o;
-}
-
-/* url for messages: no userinfo, query or fragment (signed storage URLs carry credentials there). */
-const char *registry_url_show(const char *url, char *buf, size_t size) {
-        if (dlopen_libcurl() < 0) {
-                snprintf(buf, size, "(a URL)");
-                return buf;
-        }
-        _cleanup_(sym_curl_url_cleanupp) CURLU *u = sym_curl_url();
-        char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
-
-        if (u && sym_curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-            sym_curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-            sym_curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-            sym_curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK) {
-                if (sym_curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
-                        port = NULL;
-                snprintf(buf, size, "%s://%s%s%s%.200s", scheme, host, port ? ":" : "", port ? port : "", path);
-        } else
-                snprintf(buf, size, "(an unparsable URL)");
-        sym_curl_free(scheme);
-        sym_curl_free(host);
-        sym_curl_free(port);
-        sym_curl_free(path);
-        return str_printable(buf, buf, size);
-}
+/* ---- token requests, Basic headers, hints ------------------------------ */
 
 /* realm?service=S&scope=A&scope=B (several scopes are separated by spaces in challenges), percent-encoded. */
-char *registry_token_url(const char *realm, const char *service, const char *scope) {
+static char *token_url(const char *realm, const char *service, const char *scope) {
         char *url = NULL;
         size_t len = 0;
         char sep = strchr(realm, '?') ? '&' : '?';
@@ -577,7 +399,7 @@ char *registry_token_url(const char *realm, const char *service, const char *sco
 }
 
 /* "Authorization: Basic " + base64(user:pass) through libcrypto (free with registry_secret_free), or NULL. */
-char *registry_basic_header(const char *userpass) {
+static char *basic_header(const char *userpass) {
         static const char prefix[] = "Authorization: Basic ";
         size_t n = strlen(userpass);
         char *h = dlopen_libcrypto() < 0 ? NULL : calloc(1, sizeof(prefix) + (n + 2) / 3 * 4);
@@ -589,169 +411,9 @@ char *registry_basic_header(const char *userpass) {
         return h;
 }
 
-/* libcurl's result as a negative errno; *retry: whether another try may help. */
-int registry_curl_errno(int code, bool *retry) {
-        int e;
-
-        switch ((CURLcode)code) {
-        case CURLE_COULDNT_RESOLVE_HOST:
-        case CURLE_COULDNT_RESOLVE_PROXY:
-                e = -EHOSTUNREACH;
-                break;
-        case CURLE_COULDNT_CONNECT:
-                e = -ECONNREFUSED;
-                break;
-        case CURLE_OPERATION_TIMEDOUT:
-                e = -ETIMEDOUT;
-                break;
-        case CURLE_SEND_ERROR:
-        case CURLE_RECV_ERROR:
-        case CURLE_PARTIAL_FILE:
-        case CURLE_GOT_NOTHING:
-        case CURLE_HTTP2:
-        case CURLE_HTTP2_STREAM:
-                e = -ECONNRESET;
-                break;
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CACERT_BADFILE:
-        case CURLE_SSL_CERTPROBLEM:
-        case CURLE_SSL_ISSUER_ERROR:
-        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-                e = -EPERM;
-                break;
-        case CURLE_SSL_CONNECT_ERROR:
-                e = -EPROTO;
-                break;
-        case CURLE_UNSUPPORTED_PROTOCOL:
-                e = -EPROTONOSUPPORT;
-                break;
-        case CURLE_OUT_OF_MEMORY:
-                e = -ENOMEM;
-                break;
-        default:
-                e = -EIO;
-        }
-        *retry = e == -EHOSTUNREACH || e == -ECONNREFUSED || e == -ETIMEDOUT || e == -ECONNRESET;
-        return e;
-}
-
-static const char *status_text(long s) {
-        switch (s) {
-        case 400:
-                return "Bad Request";
-        case 401:
-                return "Unauthorized";
-        case 403:
-                return "Forbidden";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 429:
-                return "Too Many Requests";
-        case 500:
-                return "Internal Server Error";
-        case 502:
-                return "Bad Gateway";
-        case 503:
-                return "Service Unavailable";
-        case 504:
-                return "Gateway Timeout";
-        default:
-                return "unexpected status";
-        }
-}
-
-/*
- * The error of a non-200 answer: "registry HOST: WHAT: STATUS TEXT[: CODE:
- * MESSAGE][; HINT]", CODE and MESSAGE from a distribution-spec error body
- * (nothing else of the body: it is outside input).
- */
-int registry_status_error(const char *host, const char *what, long status, const char *body, size_t size,
-                          const char *hint, struct km_error *err) {
-        _cleanup_(json_decrefp) json_t *root = json_loadb(body, size, 0, NULL);
-        json_t *e0 = json_array_get(json_object_get(root, "errors"), 0);
-        const char *code = json_string_value(json_object_get(e0, "code"));
-        const char *msg = json_string_value(json_object_get(e0, "message"));
-        char b1[96], b2[160];
-        int e;
-
-        switch (status) {
-        case 401:
-        case 403:
-                e = -EACCES;
-                break;
-        case 404:
-                e = -ENOENT;
-                break;
-        case 429:
-                e = -EAGAIN;
-                break;
-        default:
-                e = status >= 500 ? -EREMOTEIO : -EPROTO;
-        }
-        return error_set_plain(err, e, "registry %s: %s: %ld %s%s%s%s%s%s%s", host, what, status, status_text(status),
-                               code ? ": " : "", code ? str_printable(code, b1, sizeof(b1)) : "", msg ? ": " : "",
-                               msg ? str_printable(msg, b2, sizeof(b2)) : "", hint ? "; " : "", hint ? hint : "");
-}
-
-/* Checks the parts of a reference that go into URLs and paths. */
-int registry_name_check(const char *host, const char *repository, struct km_error *err) {
-        size_t n = strlen(host), m = strlen(repository);
-        char b[300];
-
-        if (n == 0 || n > 255 || host[0] == '.' || host[0] == '-' ||
-            strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") != n)
-                return error_set_plain(err, -EINVAL, "registry \"%s\": not a registry name",
-                                       str_printable(host, b, sizeof(b)));
-        if (m == 0 || m > 255 || repository[0] == '/' || repository[m - 1] == '/' || strstr(repository, "//") ||
-            strstr(repository, "..") || strspn(repository, "abcdefghijklmnopqrstuvwxyz0123456789._-/") != m)
-                return error_set_plain(err, -EINVAL, "registry %s: \"%s\" is not a repository name", host,
-                                       str_printable(repository, b, sizeof(b)));
-        return 0;
-}
-
-bool registry_tag_is_valid(const char *s) {
-        size_t n = strlen(s);
-        return n > 0 && n <= 128 && s[0] != '.' && s[0] != '-' &&
-               strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
-/* Sleeps before retry number attempt+1: 100 ms, 400 ms, 1.6 s, ... or Retry-After seconds; at most 10 s. */
-void registry_retry_wait(const char *retry_after, int attempt) {
-        int64_t ms = 100;
-        struct timespec ts;
-
-        for (int i = 0; i < attempt && ms < 10000; i++)
-                ms *= 4;
-        if (retry_after && retry_after[0] >= '0' && retry_after[0] <= '9') {
-                long s = strtol(retry_after, NULL, 10);
-                ms = s >= 10 ? 10000 : s * 1000;
-        }
-        if (ms > 10000)
-                ms = 10000;
-        ts = (struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
-
-/* Prefixes err's message with "FMT: ". */
-int registry_err_wrap(struct km_error *err, int e, const char *fmt, ...) {
-        char inner[KM_ERROR_MAX], prefix[KM_ERROR_MAX];
-        va_list ap;
-
-        if (!err)
-                return e;
-        snprintf(inner, sizeof(inner), "%s", err->message);
-        va_start(ap, fmt);
-        vsnprintf(prefix, sizeof(prefix), fmt, ap);
-        va_end(ap);
-        return error_set_plain(err, e, "%s: %s", prefix, inner);
-}
-
 /* What to add to a 401: the credentials from refused_file were refused, or there were none (malloc'ed). */
-char *registry_creds_hint(const char *host, char *const *files, const char *refused_file) {
-        _cleanup_free_ char *list = refused_file ? NULL : registry_auth_files_text(files);
+static char *creds_hint(const char *host, char *const *files, const char *refused_file) {
+        _cleanup_free_ char *list = refused_file ? NULL : auth_files_text(files);
         char *h = NULL;
 
         int k = refused_file ? asprintf(&h, "the credentials for %s from %s were refused", host, refused_file)
@@ -759,4 +421,232 @@ char *registry_creds_hint(const char *host, char *const *files, const char *refu
         if (k < 0)
                 return NULL;
         return h;
+}
+
+/* ---- the 401s of one registry ------------------------------------------ */
+
+struct token {
+        char *scope;
+        char *header; /* "Authorization: Bearer ..." (secret) */
+};
+
+struct registry_auth {
+        const char *host, *repository; /* the transport's */
+        bool insecure;
+        registry_get_fn get; /* the way to the token service */
+        void *transport;
+        char **auth_files; /* NULL: the default list */
+        bool creds_loaded;
+        char *basic;      /* "Authorization: Basic ..." (secret), or NULL */
+        char *creds_file; /* where basic came from */
+        char *auth;       /* the header sent to the registry now (points to basic or a token), or NULL */
+        struct token *tokens;
+        size_t n_tokens;
+};
+
+static void reply_done(struct registry_reply *x) {
+        if (x->body) {
+                explicit_bzero(x->body, x->size);
+                free(TAKE_PTR(x->body));
+        }
+}
+
+static int answer_error(struct registry_auth *r, const struct registry_refusal *x, const char *hint,
+                        struct km_error *err) {
+        return registry_status_error(r->host, x->what, x->status, x->body, x->size, hint, err);
+}
+
+static int creds_load(struct registry_auth *r, struct km_error *err) {
+        _cleanup_free_ char *file = NULL;
+        char *userpass = NULL;
+        int k;
+
+        if (r->creds_loaded)
+                return 0;
+        k = registry_auth_find(r->auth_files, r->host, &userpass, &file, err);
+        if (k < 0)
+                return k;
+        r->creds_loaded = true;
+        if (k > 0) {
+                char *h = basic_header(userpass);
+
+                registry_secret_free(userpass);
+                if (!h)
+                        return error_set(err, -ENOMEM, "credentials");
+                r->basic = h;
+                r->creds_file = TAKE_PTR(file);
+                log_msg(KM_LOG_DEBUG, "registry %s: credentials from %s", r->host, r->creds_file);
+        }
+        return 0;
+}
+
+/* A token for scope from the token service at realm (with the basic credentials, if any). */
+static int token_fetch(struct registry_auth *r, const char *realm, const char *service, const char *scope, char **ret,
+                       struct km_error *err) {
+        _cleanup_free_ char *url = NULL, *hint = NULL;
+        _cleanup_(reply_done) struct registry_reply x = {};
+        _cleanup_free_ char *scheme = NULL, *o = registry_url_origin(realm, &scheme);
+        char shown[512], what[600];
+        int e;
+
+        if (!o || !scheme || (!streq(scheme, "https") && !(r->insecure && streq(scheme, "http"))))
+                return error_set_plain(err, -EPROTO,
+                                       "registry %s: token service %s refused: only https is "
+                                       "allowed (the registry is not marked insecure)",
+                                       r->host, registry_url_show(realm, shown, sizeof(shown)));
+        url = token_url(realm, service, scope);
+        if (!url)
+                return error_set(err, -ENOMEM, "token request");
+        e = creds_load(r, err);
+        if (e < 0)
+                return e;
+        snprintf(what, sizeof(what), "token for %s from %s", scope, registry_url_show(realm, shown, sizeof(shown)));
+        e = r->get(r->transport, url, "application/json", r->basic, TOKEN_BODY_MAX, &x, err);
+        if (e == -EFBIG)
+                e = error_set_plain(err, e, "registry %s: %s: the answer is larger than %d bytes", r->host, what,
+                                    TOKEN_BODY_MAX);
+        else if (e >= 0 && x.status != 200) {
+                if (x.status == 401 || x.status == 403)
+                        hint = creds_hint(r->host, r->auth_files, r->basic ? r->creds_file : NULL);
+                e = registry_status_error(r->host, what, x.status, x.body, x.size, hint, err);
+        } else if (e >= 0) {
+                e = registry_token_parse(x.body ? x.body : "", x.size, ret, err);
+                if (e < 0)
+                        registry_err_wrap(err, e, "registry %s: %s", r->host, what);
+                else
+                        log_msg(KM_LOG_DEBUG, "registry %s: got a %s", r->host, what);
+        } else
+                registry_err_wrap(err, e, "registry %s: %s", r->host, what);
+        return e;
+}
+
+static struct token *token_find(struct registry_auth *r, const char *scope) {
+        for (size_t i = 0; i < r->n_tokens; i++)
+                if (streq(r->tokens[i].scope, scope))
+                        return &r->tokens[i];
+        return NULL;
+}
+
+/*
+ * From its challenge: Bearer (a token per scope from the realm, cached; a
+ * cached one that was just refused is fetched anew) or Basic (the
+ * credentials of the auth files).
+ */
+int registry_auth_answer(struct registry_auth *r, const struct registry_refusal *x, struct km_error *err) {
+        _cleanup_free_ char *realm = NULL, *service = NULL, *scope = NULL, *hint = NULL;
+        struct token *t;
+        int k, e;
+
+        if (!x->challenge)
+                return answer_error(r, x, "no WWW-Authenticate challenge with it", err);
+        k = registry_challenge_get(x->challenge, "Bearer", "realm", &realm);
+        if (k > 0) {
+                char *header = NULL;
+
+                if (!realm || !*realm)
+                        return answer_error(r, x, "a Bearer challenge without a realm", err);
+                if (registry_challenge_get(x->challenge, "Bearer", "service", &service) < 0 ||
+                    registry_challenge_get(x->challenge, "Bearer", "scope", &scope) < 0)
+                        return error_set(err, -ENOMEM, "challenge");
+                if (!scope && asprintf(&scope, "repository:%s:pull", r->repository) < 0) {
+                        scope = NULL;
+                        return error_set(err, -ENOMEM, "challenge");
+                }
+                t = token_find(r, scope);
+                if (t && r->auth == t->header) {
+                        /* Sent and refused (expired): forget it. */
+                        log_msg(KM_LOG_DEBUG, "registry %s: the token for %s was refused, asking again", r->host,
+                                scope);
+                        registry_secret_free(t->header);
+                        free(t->scope);
+                        *t = r->tokens[--r->n_tokens];
+                        r->auth = NULL;
+                        t = NULL;
+                }
+                if (!t) {
+                        struct token *n;
+
+                        e = token_fetch(r, realm, service, scope, &header, err);
+                        if (e < 0)
+                                return e;
+                        n = reallocarray(r->tokens, r->n_tokens + 1, sizeof(struct token));
+                        if (!n) {
+                                registry_secret_free(header);
+                                return error_set(err, -ENOMEM, "token");
+                        }
+                        r->tokens = n;
+                        t = &r->tokens[r->n_tokens];
+                        t->header = header;
+                        t->scope = TAKE_PTR(scope);
+                        r->n_tokens++;
+                }
+                r->auth = t->header;
+                return 0;
+        }
+        if (k == 0)
+                k = registry_challenge_get(x->challenge, "Basic", "realm", &realm);
+        if (k < 0)
+                return answer_error(r, x, "an unparsable WWW-Authenticate challenge", err);
+        if (k == 0)
+                return answer_error(r, x, "no Basic or Bearer challenge", err);
+        e = creds_load(r, err);
+        if (e < 0)
+                return e;
+        if (!r->basic) {
+                hint = creds_hint(r->host, r->auth_files, NULL);
+                return answer_error(r, x, hint, err);
+        }
+        if (r->auth == r->basic) {
+                hint = creds_hint(r->host, r->auth_files, r->creds_file);
+                return answer_error(r, x, hint, err);
+        }
+        r->auth = r->basic;
+        return 0;
+}
+
+int registry_auth_new(const char *host, const char *repository, char *const *auth_files, bool insecure,
+                      registry_get_fn get, void *transport, struct registry_auth **ret, struct km_error *err) {
+        _cleanup_(registry_auth_freep) struct registry_auth *r = calloc(1, sizeof(*r));
+        size_t n = 0;
+
+        if (!r)
+                return error_set(err, -ENOMEM, "registry");
+        *r = (struct registry_auth){
+                .host = host, .repository = repository, .insecure = insecure, .get = get, .transport = transport
+        };
+        if (auth_files) {
+                while (auth_files[n])
+                        n++;
+                r->auth_files = calloc(n + 1, sizeof(char *));
+                if (!r->auth_files)
+                        return error_set(err, -ENOMEM, "registry");
+                for (size_t i = 0; i < n; i++)
+                        if (!(r->auth_files[i] = strdup(auth_files[i])))
+                                return error_set(err, -ENOMEM, "registry");
+        }
+        *ret = TAKE_PTR(r);
+        return 0;
+}
+
+void registry_auth_free(struct registry_auth *r) {
+        if (!r)
+                return;
+        for (size_t i = 0; i < r->n_tokens; i++) {
+                registry_secret_free(r->tokens[i].header);
+                free(r->tokens[i].scope);
+        }
+        free(r->tokens);
+        registry_secret_free(r->basic);
+        free(r->creds_file);
+        km_strv_free(r->auth_files);
+        free(r);
+}
+
+const char *registry_auth_header(const struct registry_auth *r) {
+        return r->auth;
+}
+
+char *registry_auth_refused_hint(const struct registry_auth *r) {
+        return r->auth == r->basic ? creds_hint(r->host, r->auth_files, r->creds_file)
+                                   : strdup("the token was refused");
 }

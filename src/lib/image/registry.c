@@ -4,7 +4,8 @@
  *
  * Every request goes through fetch(): the first try is anonymous (or with
  * what an earlier challenge gave), a 401 is answered once from its
- * WWW-Authenticate challenge (registry-auth.c), and follow() walks the
+ * WWW-Authenticate challenge by auth (registry-auth.h, which GETs a token
+ * through get_for_auth(), its one way back here), and follow() walks the
  * redirects itself (no CURLOPT_FOLLOWLOCATION) so that the Authorization
  * header and the client certificate go to the registry's own origin only and
  * a redirect to plain http is refused by name.  Each hop is retried on
@@ -21,20 +22,18 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "libcurl-dl.h"
 #include "digest.h"
+#include "libcurl-dl.h"
 #include "manifest.h"
-#include "registry.h"
-
 #include "registry-auth.h"
-
-DEFINE_DLOPEN(libcurl, "libcurl.so.4", KM_LIBCURL_SYMBOLS)
+#include "registry-http.h"
+#include "registry-tls.h"
+#include "registry.h"
 
 #define REDIRECTS_MAX 5
 #define RETRIES_DEFAULT 3
 #define RETRIES_MAX 10
 #define ERROR_BODY_MAX 4096
-#define TOKEN_BODY_MAX (64 * 1024)
 #define HEADER_VALUE_MAX 8192
 #define SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
@@ -44,11 +43,6 @@ static void headers_freep(struct curl_slist **l) {
                 explicit_bzero(i->data, strlen(i->data));
         sym_curl_slist_free_all(*l);
 }
-
-struct token {
-        char *scope;
-        char *header; /* "Authorization: Bearer ..." (secret) */
-};
 
 struct registry {
         char *host;       /* as in the reference: "docker.io", "127.0.0.1:5000" */
@@ -61,13 +55,7 @@ struct registry {
         char *ca; /* system bundle + certs.d CAs, or NULL: libcurl's default */
         size_t ca_size;
         char *client_cert, *client_key;
-        char **auth_files; /* NULL: the default list */
-        bool creds_loaded;
-        char *basic;      /* "Authorization: Basic ..." (secret), or NULL */
-        char *creds_file; /* where basic came from */
-        char *auth;       /* the header sent to the registry now (points to basic or a token), or NULL */
-        struct token *tokens;
-        size_t n_tokens;
+        struct registry_auth *auth;
         int progress_fd;
         int retries;
 };
@@ -260,6 +248,70 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
 
 /* ---- one request --------------------------------------------------------- */
 
+/* libcurl's result as a negative errno; *retry: whether another try may help. */
+static int curl_errno(int code, bool *retry) {
+        int e;
+
+        switch ((CURLcode)code) {
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_RESOLVE_PROXY:
+                e = -EHOSTUNREACH;
+                break;
+        case CURLE_COULDNT_CONNECT:
+                e = -ECONNREFUSED;
+                break;
+        case CURLE_OPERATION_TIMEDOUT:
+                e = -ETIMEDOUT;
+                break;
+        case CURLE_SEND_ERROR:
+        case CURLE_RECV_ERROR:
+        case CURLE_PARTIAL_FILE:
+        case CURLE_GOT_NOTHING:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+                e = -ECONNRESET;
+                break;
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+                e = -EPERM;
+                break;
+        case CURLE_SSL_CONNECT_ERROR:
+                e = -EPROTO;
+                break;
+        case CURLE_UNSUPPORTED_PROTOCOL:
+                e = -EPROTONOSUPPORT;
+                break;
+        case CURLE_OUT_OF_MEMORY:
+                e = -ENOMEM;
+                break;
+        default:
+                e = -EIO;
+        }
+        *retry = e == -EHOSTUNREACH || e == -ECONNREFUSED || e == -ETIMEDOUT || e == -ECONNRESET;
+        return e;
+}
+
+/* Sleeps before retry number attempt+1: 100 ms, 400 ms, 1.6 s, ... or Retry-After seconds; at most 10 s. */
+static void retry_wait(const char *retry_after, int attempt) {
+        int64_t ms = 100;
+        struct timespec ts;
+
+        for (int i = 0; i < attempt && ms < 10000; i++)
+                ms *= 4;
+        if (retry_after && retry_after[0] >= '0' && retry_after[0] <= '9') {
+                long s = strtol(retry_after, NULL, 10);
+                ms = s >= 10 ? 10000 : s * 1000;
+        }
+        if (ms > 10000)
+                ms = 10000;
+        ts = (struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
 /* One hop (no redirect followed), retried; 0 with x->status set, or < 0 with err set. */
 static int perform(struct registry *r, const char *url, const char *accept, const char *auth, bool client_cert,
                    struct xfer *x, struct km_error *err) {
@@ -318,7 +370,7 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                         cc == CURLE_OK ? "status " : sym_curl_easy_strerror(cc), cc == CURLE_OK ? x->status : 0L);
                 if (cc == CURLE_OK) {
                         if ((x->status == 429 || x->status >= 500) && attempt < r->retries) {
-                                registry_retry_wait(x->retry_after, attempt);
+                                retry_wait(x->retry_after, attempt);
                                 continue;
                         }
                         return 0;
@@ -328,11 +380,11 @@ static int perform(struct registry *r, const char *url, const char *accept, cons
                 if (x->write_error)
                         return error_set(err, x->write_error, "writing what %s sent",
                                          registry_url_show(url, shown, sizeof(shown)));
-                e = registry_curl_errno(cc, &retry);
+                e = curl_errno(cc, &retry);
                 if (retry && attempt < r->retries) {
                         log_msg(KM_LOG_INFO, "registry %s: %s, retrying", r->host,
                                 r->errbuf[0] ? r->errbuf : sym_curl_easy_strerror(cc));
-                        registry_retry_wait(x->retry_after, attempt);
+                        retry_wait(x->retry_after, attempt);
                         continue;
                 }
                 return error_set_plain(err, e, "GET %s: %s", registry_url_show(url, shown, sizeof(shown)),
@@ -395,159 +447,28 @@ static int follow(struct registry *r, const char *url, const char *accept, const
         }
 }
 
-/* ---- authentication ------------------------------------------------------ */
-
 static int answer_error(struct registry *r, struct xfer *x, const char *what, const char *hint, struct km_error *err) {
         return registry_status_error(r->host, what, x->status, x->errbody, x->errbody_len, hint, err);
 }
 
-static int creds_load(struct registry *r, struct km_error *err) {
-        _cleanup_free_ char *file = NULL;
-        char *userpass = NULL;
-        int k;
+/* registry_get_fn: auth's token requests go as any other, their answer a secret. */
+static int get_for_auth(void *transport, const char *url, const char *accept, const char *auth, size_t max,
+                        struct registry_reply *ret, struct km_error *err) {
+        struct registry *r = transport;
+        _cleanup_(xfer_done) struct xfer x = { .fd = -EBADF, .max = max, .r = r, .secret = true };
+        int e = follow(r, url, accept, auth, &x, err);
 
-        if (r->creds_loaded)
-                return 0;
-        k = registry_auth_find(r->auth_files, r->host, &userpass, &file, err);
-        if (k < 0)
-                return k;
-        r->creds_loaded = true;
-        if (k > 0) {
-                char *h = registry_basic_header(userpass);
-
-                registry_secret_free(userpass);
-                if (!h)
-                        return error_set(err, -ENOMEM, "credentials");
-                r->basic = h;
-                r->creds_file = TAKE_PTR(file);
-                log_msg(KM_LOG_DEBUG, "registry %s: credentials from %s", r->host, r->creds_file);
-        }
-        return 0;
-}
-
-/* A token for scope from the token service at realm (with the basic credentials, if any). */
-static int token_fetch(struct registry *r, const char *realm, const char *service, const char *scope, char **ret,
-                       struct km_error *err) {
-        _cleanup_free_ char *url = NULL, *hint = NULL;
-        _cleanup_(xfer_done) struct xfer x = { .fd = -EBADF, .max = TOKEN_BODY_MAX, .r = r, .secret = true };
-        _cleanup_free_ char *scheme = NULL, *o = registry_url_origin(realm, &scheme);
-        char shown[512], what[600];
-        int e;
-
-        if (!o || !scheme || (!streq(scheme, "https") && !(r->insecure && streq(scheme, "http"))))
-                return error_set_plain(err, -EPROTO,
-                                       "registry %s: token service %s refused: only https is "
-                                       "allowed (the registry is not marked insecure)",
-                                       r->host, registry_url_show(realm, shown, sizeof(shown)));
-        url = registry_token_url(realm, service, scope);
-        if (!url)
-                return error_set(err, -ENOMEM, "token request");
-        e = creds_load(r, err);
         if (e < 0)
                 return e;
-        snprintf(what, sizeof(what), "token for %s from %s", scope, registry_url_show(realm, shown, sizeof(shown)));
-        e = follow(r, url, "application/json", r->basic, &x, err);
-        if (e == -EFBIG)
-                e = error_set_plain(err, e, "registry %s: %s: the answer is larger than %d bytes", r->host, what,
-                                    TOKEN_BODY_MAX);
-        else if (e >= 0 && x.status != 200) {
-                if (x.status == 401 || x.status == 403)
-                        hint = registry_creds_hint(r->host, r->auth_files, r->basic ? r->creds_file : NULL);
-                e = answer_error(r, &x, what, hint, err);
-        } else if (e >= 0) {
-                e = registry_token_parse(x.buf ? x.buf : "", x.got, ret, err);
-                if (e < 0)
-                        registry_err_wrap(err, e, "registry %s: %s", r->host, what);
-                else
-                        log_msg(KM_LOG_DEBUG, "registry %s: got a %s", r->host, what);
-        } else
-                registry_err_wrap(err, e, "registry %s: %s", r->host, what);
-        return e;
-}
-
-static struct token *token_find(struct registry *r, const char *scope) {
-        for (size_t i = 0; i < r->n_tokens; i++)
-                if (streq(r->tokens[i].scope, scope))
-                        return &r->tokens[i];
-        return NULL;
-}
-
-/*
- * Answers the 401 in x from its challenge: Bearer (a token per scope from
- * the realm, cached; a cached one that was just refused is fetched anew) or
- * Basic (the credentials of the auth files).  0 when there is something new
- * to send, < 0 with err set when not.
- */
-static int authenticate(struct registry *r, struct xfer *x, const char *what, struct km_error *err) {
-        _cleanup_free_ char *realm = NULL, *service = NULL, *scope = NULL, *hint = NULL;
-        struct token *t;
-        int k, e;
-
-        if (!x->www_authenticate)
-                return answer_error(r, x, what, "no WWW-Authenticate challenge with it", err);
-        k = registry_challenge_get(x->www_authenticate, "Bearer", "realm", &realm);
-        if (k > 0) {
-                char *header = NULL;
-
-                if (!realm || !*realm)
-                        return answer_error(r, x, what, "a Bearer challenge without a realm", err);
-                if (registry_challenge_get(x->www_authenticate, "Bearer", "service", &service) < 0 ||
-                    registry_challenge_get(x->www_authenticate, "Bearer", "scope", &scope) < 0)
-                        return error_set(err, -ENOMEM, "challenge");
-                if (!scope && asprintf(&scope, "repository:%s:pull", r->repository) < 0) {
-                        scope = NULL;
-                        return error_set(err, -ENOMEM, "challenge");
-                }
-                t = token_find(r, scope);
-                if (t && r->auth == t->header) {
-                        /* Sent and refused (expired): forget it. */
-                        log_msg(KM_LOG_DEBUG, "registry %s: the token for %s was refused, asking again", r->host,
-                                scope);
-                        registry_secret_free(t->header);
-                        free(t->scope);
-                        *t = r->tokens[--r->n_tokens];
-                        r->auth = NULL;
-                        t = NULL;
-                }
-                if (!t) {
-                        struct token *n;
-
-                        e = token_fetch(r, realm, service, scope, &header, err);
-                        if (e < 0)
-                                return e;
-                        n = reallocarray(r->tokens, r->n_tokens + 1, sizeof(struct token));
-                        if (!n) {
-                                registry_secret_free(header);
-                                return error_set(err, -ENOMEM, "token");
-                        }
-                        r->tokens = n;
-                        t = &r->tokens[r->n_tokens];
-                        t->header = header;
-                        t->scope = TAKE_PTR(scope);
-                        r->n_tokens++;
-                }
-                r->auth = t->header;
-                return 0;
+        ret->status = x.status;
+        if (x.status == 200) {
+                ret->body = x.buf ? TAKE_PTR(x.buf) : strdup("");
+                ret->size = x.got;
+        } else {
+                ret->body = strndup(x.errbody, x.errbody_len);
+                ret->size = x.errbody_len;
         }
-        if (k == 0)
-                k = registry_challenge_get(x->www_authenticate, "Basic", "realm", &realm);
-        if (k < 0)
-                return answer_error(r, x, what, "an unparsable WWW-Authenticate challenge", err);
-        if (k == 0)
-                return answer_error(r, x, what, "no Basic or Bearer challenge", err);
-        e = creds_load(r, err);
-        if (e < 0)
-                return e;
-        if (!r->basic) {
-                hint = registry_creds_hint(r->host, r->auth_files, NULL);
-                return answer_error(r, x, what, hint, err);
-        }
-        if (r->auth == r->basic) {
-                hint = registry_creds_hint(r->host, r->auth_files, r->creds_file);
-                return answer_error(r, x, what, hint, err);
-        }
-        r->auth = r->basic;
-        return 0;
+        return ret->body ? 0 : error_set(err, -ENOMEM, "token");
 }
 
 /* GET base + path: 0 with the 200 answer in x, -EFBIG (err not set: the caller says what) or < 0 with err. */
@@ -559,7 +480,7 @@ static int fetch(struct registry *r, const char *path, const char *accept, const
         if (asprintf(&url, "%s%s", r->base, path) < 0)
                 return error_set(err, -ENOMEM, "request");
         for (int authed = 0;; authed++) {
-                e = follow(r, url, accept, r->auth, x, err);
+                e = follow(r, url, accept, registry_auth_header(r->auth), x, err);
                 if (e == -EFBIG)
                         return e;
                 if (e < 0)
@@ -567,33 +488,59 @@ static int fetch(struct registry *r, const char *path, const char *accept, const
                 if (x->status == 200)
                         return 0;
                 if (x->status == 401 && x->at_origin && authed == 0) {
-                        e = authenticate(r, x, what, err);
+                        struct registry_refusal refusal = { .what = what,
+                                                            .status = x->status,
+                                                            .challenge = x->www_authenticate,
+                                                            .body = x->errbody,
+                                                            .size = x->errbody_len };
+
+                        e = registry_auth_answer(r->auth, &refusal, err);
                         if (e < 0)
                                 return e;
                         continue;
                 }
-                if (x->status == 401 && x->at_origin && r->auth)
-                        hint = r->auth == r->basic ? registry_creds_hint(r->host, r->auth_files, r->creds_file)
-                                                   : strdup("the token was refused");
+                if (x->status == 401 && x->at_origin && registry_auth_header(r->auth))
+                        hint = registry_auth_refused_hint(r->auth);
                 return answer_error(r, x, what, hint, err);
         }
 }
 
 /* ---- the API --------------------------------------------------------------- */
 
+/* Checks the parts of a reference that go into URLs and paths. */
+static int name_check(const char *host, const char *repository, struct km_error *err) {
+        size_t n = strlen(host), m = strlen(repository);
+        char b[300];
+
+        if (n == 0 || n > 255 || host[0] == '.' || host[0] == '-' ||
+            strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") != n)
+                return error_set_plain(err, -EINVAL, "registry \"%s\": not a registry name",
+                                       str_printable(host, b, sizeof(b)));
+        if (m == 0 || m > 255 || repository[0] == '/' || repository[m - 1] == '/' || strstr(repository, "//") ||
+            strstr(repository, "..") || strspn(repository, "abcdefghijklmnopqrstuvwxyz0123456789._-/") != m)
+                return error_set_plain(err, -EINVAL, "registry %s: \"%s\" is not a repository name", host,
+                                       str_printable(repository, b, sizeof(b)));
+        return 0;
+}
+
+static bool tag_is_valid(const char *s) {
+        size_t n = strlen(s);
+        return n > 0 && n <= 128 && s[0] != '.' && s[0] != '-' &&
+               strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
 int registry_new(const struct image_ref *ref, const struct registry_options *o, struct registry **ret,
                  struct km_error *err) {
         static const struct registry_options defaults = { .progress_fd = -1 };
         _cleanup_(registry_freep) struct registry *r = NULL;
         char *cainfo = NULL;
-        size_t n = 0;
         int e;
 
         if (!o)
                 o = &defaults;
         if (!ref || !ref->registry || !ref->repository)
                 return error_set_plain(err, -EINVAL, "registry: no registry or repository in the reference");
-        e = registry_name_check(ref->registry, ref->repository, err);
+        e = name_check(ref->registry, ref->repository, err);
         if (e < 0)
                 return e;
         if (dlopen_libcurl() < 0)
@@ -629,16 +576,9 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
                               &r->client_cert, &r->client_key, err);
         if (e < 0)
                 return registry_err_wrap(err, e, "registry %s", r->host);
-        if (o->auth_files) {
-                while (o->auth_files[n])
-                        n++;
-                r->auth_files = calloc(n + 1, sizeof(char *));
-                if (!r->auth_files)
-                        return error_set(err, -ENOMEM, "registry");
-                for (size_t i = 0; i < n; i++)
-                        if (!(r->auth_files[i] = strdup(o->auth_files[i])))
-                                return error_set(err, -ENOMEM, "registry");
-        }
+        e = registry_auth_new(r->host, r->repository, o->auth_files, r->insecure, get_for_auth, r, &r->auth, err);
+        if (e < 0)
+                return e;
         if (o->progress_fd >= 0 && isatty(o->progress_fd))
                 r->progress_fd = o->progress_fd;
         /* 0 is the default; < 0 asks for none. */
@@ -656,14 +596,7 @@ void registry_free(struct registry *r) {
                 return;
         if (r->curl)
                 sym_curl_easy_cleanup(r->curl);
-        for (size_t i = 0; i < r->n_tokens; i++) {
-                registry_secret_free(r->tokens[i].header);
-                free(r->tokens[i].scope);
-        }
-        free(r->tokens);
-        registry_secret_free(r->basic);
-        free(r->creds_file);
-        km_strv_free(r->auth_files);
+        registry_auth_free(r->auth);
         free(r->ca);
         free(r->client_cert);
         free(r->client_key);
@@ -684,7 +617,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **ret_
 
         snprintf(what, sizeof(what), "manifest %s%s%s", r->repository, by_digest ? "@" : ":",
                  str_printable(reference, b, sizeof(b)));
-        if (by_digest ? !digest_is_valid(reference) : !registry_tag_is_valid(reference))
+        if (by_digest ? !digest_is_valid(reference) : !tag_is_valid(reference))
                 return error_set_plain(err, -EINVAL, "registry %s: %s: not a %s", r->host, what,
                                        by_digest ? "sha256 digest" : "valid tag");
         if (asprintf(&path, "/v2/%s/manifests/%s", r->repository, reference) < 0) {

@@ -7,7 +7,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "agent-internal.h"
+#include "agent-gc.h"
+#include "agent-workers.h"
 #include "agent-protocol.h"
 #include "state-dir.h"
 #include "syscalls.h"

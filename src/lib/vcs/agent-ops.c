@@ -5,11 +5,12 @@
 #include <sys/mount.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#include "agent-internal.h"
+#include "agent-gc.h"
+#include "agent-ops.h"
+#include "agent-workers.h"
 #include "launch.h"
 #include "agent-protocol.h"
 #include "oci-runtime.h"

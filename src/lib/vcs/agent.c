@@ -1,27 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The agent (see agent.h): an epoll loop over clients, PID 1s and timers. */
+/*
+ * The agent (see agent.h): an epoll loop over clients, PID 1s and timers.
+ * The top of the agent: it calls its operations (agent-ops.h, agent-gc.h),
+ * its children (agent-workers.h) and its table (agent-containers.h), and
+ * none of them calls it; what they need of the loop lives in the table.
+ */
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#include "agent-internal.h"
-#include <stddef.h>
+#include "agent-containers.h"
+#include "agent-gc.h"
+#include "agent-ops.h"
+#include "agent-workers.h"
 #include "cgroup.h"
 #include "pid1.h"
 #include "launch.h"
 #include "agent-protocol.h"
 #include "oci-runtime.h"
-#include "secrets.h"
 #include "state-dir.h"
 #include "syscalls.h"
 
@@ -29,196 +34,18 @@
 #define P_PIDFD 3
 #endif
 
-static int watch(struct agent *a, int fd, struct watch *w) {
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
-        return epoll_ctl(a->epoll, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-static void unwatch(struct agent *a, int fd) {
-        (void)epoll_ctl(a->epoll, EPOLL_CTL_DEL, fd, NULL);
-}
-
-static void unwatch_close(struct agent *a, int *fd) {
-        if (*fd >= 0)
-                unwatch(a, *fd);
-        closep(fd);
-}
-
-/* ---- containers ----------------------------------------------------------- */
-
-struct ctr *agent_find(struct agent *a, const char *name) {
-        for (struct ctr *c = a->ctrs; c; c = c->next)
-                if (streq(c->name, name))
-                        return c;
-        return NULL;
-}
-
-void agent_ctr_forget(struct agent *a, struct ctr *c) {
-        for (struct ctr **p = &a->ctrs; *p; p = &(*p)->next)
-                if (*p == c) {
-                        *p = c->next;
-                        break;
-                }
-        unwatch_close(a, &c->pidfd);
-        unwatch_close(a, &c->timer);
-        closep(&c->dir_fd);
-        spec_free(c->spec);
-        free(c->runtime);
-        if (c->has_seccomp)
-                seccomp_program_done(&c->seccomp);
-        json_decref(c->state);
-        c->spec = NULL, c->runtime = NULL, c->state = NULL, c->has_seccomp = false;
-        c->forgotten = true;
-        c->next = a->forgotten;
-        a->forgotten = c;
-}
-
-int agent_state_mask(json_t *state) {
-        static const char *const keys[] = { "command", "env" };
-
-        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-                json_t *v = json_object_get(state, keys[i]);
-
-                if (!json_is_array(v))
-                        continue;
-                v = streq(keys[i], "env") ? secret_mask_json_env(v) : secret_mask_json_argv(v);
-                if (!v || json_object_set_new(state, keys[i], v) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
-/*
- * state.json, and what ps shows, hold the command with its secrets masked
- * (THREATS 32): the state in memory is masked here, before its first write;
- * only the bundle's config.json (0600) keeps the real one, for the runtime.
- */
-int agent_save_state(struct agent *a, struct ctr *c) {
-        _cleanup_free_ char *text = NULL;
-        struct km_error err = {};
-        int r;
-
-        r = agent_state_mask(c->state);
-        if (r < 0)
-                return r;
-        text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
-        if (!text)
-                return -ENOMEM;
-        r = write_file_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
-        if (r < 0)
-                log_msg(KM_LOG_WARNING, "container %s: %s", c->name, err.message);
-        return r;
-}
-
-/*
- * A compiled copy of a filter.  Compiling takes milliseconds, more than the
- * rest of a container start: the last profile is kept (they are all the default one).
- */
-static int agent_seccomp(struct agent *a, json_t *profile, struct seccomp_program *ret, struct km_error *err) {
-        size_t size;
-        int r;
-
-        if (!a->seccomp_json || !json_equal(a->seccomp_json, profile)) {
-                struct seccomp_program p = {};
-
-                r = seccomp_compile(profile, &p, err);
-                if (r < 0)
-                        return r;
-                seccomp_program_done(&a->seccomp_cached);
-                json_decref(a->seccomp_json);
-                a->seccomp_cached = p;
-                a->seccomp_json = json_incref(profile);
-        }
-        size = a->seccomp_cached.prog.len * sizeof(struct sock_filter);
-        ret->prog.len = a->seccomp_cached.prog.len;
-        ret->prog.filter = malloc(size);
-        if (!ret->prog.filter)
-                return error_set(err, -ENOMEM, "seccomp");
-        memcpy(ret->prog.filter, a->seccomp_cached.prog.filter, size);
-        return 0;
-}
-
-/* A (new or adopted) container, with its spec and compiled filter for exec. */
-struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
-                          struct km_error *err) {
-        struct ctr *c = calloc(1, sizeof(*c));
-        int r;
-
-        if (!c) {
-                error_set(err, -ENOMEM, "container %s", name);
-                return NULL;
-        }
-        snprintf(c->name, sizeof(c->name), "%s", name);
-        c->w.kind = WATCH_PID1;
-        c->timer_w.kind = WATCH_TIMER;
-        c->pidfd = c->timer = -EBADF;
-        c->dir_fd = dir_fd;
-        c->spec = spec;
-        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
-                c->waiters[i] = -EBADF;
-        c->next = a->ctrs;
-        a->ctrs = c;
-        if (spec && spec->seccomp) {
-                r = agent_seccomp(a, spec->seccomp, &c->seccomp, err);
-                if (r < 0) {
-                        agent_ctr_forget(a, c);
-                        return NULL;
-                }
-                c->has_seccomp = true;
-        }
-        return c;
-}
-
-int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours) {
-        c->pid = pid;
-        c->ours = ours;
-        c->pidfd = sys_pidfd_open(pid, 0);
-        if (c->pidfd < 0)
-                return c->pidfd;
-        return watch(a, c->pidfd, &c->w);
-}
-
-int agent_ctr_timer(struct agent *a, struct ctr *c, int ms) {
-        struct itimerspec t = { .it_value = { ms / 1000, (long)(ms % 1000) * 1000000L } };
-
-        if (c->timer < 0) {
-                c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-                if (c->timer < 0 || watch(a, c->timer, &c->timer_w) < 0)
-                        return -errno;
-        }
-        return timerfd_settime(c->timer, 0, &t, NULL) < 0 ? -errno : 0;
-}
-
-void agent_ctr_signal(struct ctr *c, int sig) {
-        if (c->pidfd >= 0)
-                (void)sys_pidfd_send_signal(c->pidfd, sig, NULL, 0);
-}
-
-char *agent_runtime_root(struct agent *a) {
-        char *root;
-
-        return asprintf(&root, "%s/runtime", a->state_dir) < 0 ? NULL : root;
-}
-
-void agent_ctr_kill(struct agent *a, struct ctr *c) {
-        _cleanup_free_ char *root = c->runtime ? agent_runtime_root(a) : NULL;
-
-        /* Killing a runtime's monitor would leave the container running: the runtime kills it. */
-        if (root && runtime_kill(c->runtime, root, c->name, SIGKILL, NULL) == 0)
-                return;
-        agent_ctr_signal(c, SIGKILL);
-}
-
-int agent_add_waiter(struct ctr *c, int conn) {
-        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
-                if (c->waiters[i] < 0) {
-                        c->waiters[i] = conn;
-                        return 0;
-                }
-        return -EBUSY;
-}
+/* A client: its requests go to agent_dispatch. */
+struct conn {
+        struct watch w; /* first */
+        struct conn *next;
+        int fd;
+        bool closed; /* on agent.closed_conns: freed after the loop's batch of events */
+};
 
 static void conn_close(struct agent *a, int fd);
+static void agent_done(struct agent *a);
+
+/* ---- containers ----------------------------------------------------------- */
 
 /* PID 1 is gone: record how, answer who waits, release its cgroups. */
 static void ctr_exited(struct agent *a, struct ctr *c) {
@@ -229,10 +56,10 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                 code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
         if (c->timed_out)
                 code = 124;
-        unwatch(a, c->pidfd);
+        agent_unwatch(a, c->pidfd);
         closep(&c->pidfd);
         if (c->timer >= 0) {
-                unwatch(a, c->timer);
+                agent_unwatch(a, c->timer);
                 closep(&c->timer);
         }
         if (c->runtime) {
@@ -283,7 +110,7 @@ static void job_exited(struct agent *a, struct job *j) {
         (void)proto_send(j->conn, m, NULL, 0);
         json_decref(m);
         conn_close(a, j->conn);
-        unwatch(a, j->pidfd);
+        agent_unwatch(a, j->pidfd);
         for (struct job **p = &a->jobs; *p; p = &(*p)->next)
                 if (*p == j) {
                         *p = j->next;
@@ -293,107 +120,7 @@ static void job_exited(struct agent *a, struct job *j) {
         free(j);
 }
 
-int agent_job_add(struct agent *a, pid_t pid, int conn) {
-        struct job *j = calloc(1, sizeof(*j));
-        int r;
-
-        if (!j)
-                return -ENOMEM;
-        j->w.kind = WATCH_JOB;
-        j->pid = pid;
-        j->conn = conn;
-        j->pidfd = sys_pidfd_open(pid, 0);
-        if (j->pidfd < 0 || (r = watch(a, j->pidfd, &j->w)) < 0) {
-                r = j->pidfd < 0 ? j->pidfd : r;
-                closep(&j->pidfd);
-                free(j);
-                return r;
-        }
-        j->next = a->jobs;
-        a->jobs = j;
-        return 0;
-}
-
-/* ---- workers (see agent-internal.h) ---------------------------------------------- */
-
-static void worker_free(struct agent *a, struct worker *w) {
-        for (struct worker **p = &a->workers; *p; p = &(*p)->next)
-                if (*p == w) {
-                        *p = w->next;
-                        break;
-                }
-        unwatch_close(a, &w->pidfd);
-        unwatch_close(a, &w->timer);
-        closep(&w->sock);
-        json_decref(w->ctx);
-        free(w);
-}
-
-static _Noreturn void worker_main(struct agent *a, json_t *ctx, agent_work_fn fn, int sock, const int *keep,
-                                  size_t n_keep) {
-        int *all = calloc(n_keep + 1, sizeof(int));
-
-        /* Not the agent's socket, lock or clients: an agent that dies takes its workers along. */
-        if (!all || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                _exit(1);
-        memcpy(all, keep, n_keep * sizeof(int));
-        all[n_keep] = sock;
-        close_all_but(all, n_keep + 1);
-        _exit(fn(a, ctx, sock) < 0 ? 1 : 0);
-}
-
-int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, agent_work_fn fn, agent_done_fn done,
-                       const int *keep, size_t n_keep) {
-        struct worker *w = calloc(1, sizeof(*w));
-        int sv[2], r;
-
-        if (!w) {
-                json_decref(ctx);
-                return -ENOMEM;
-        }
-        *w = (struct worker){ .w.kind = WATCH_WORKER,
-                              .timer_w.kind = WATCH_WORKER_TIMER,
-                              .pid = -1,
-                              .pidfd = -EBADF,
-                              .sock = -EBADF,
-                              .timer = -EBADF,
-                              .conn = conn,
-                              .ctx = ctx,
-                              .done = done };
-        w->next = a->workers;
-        a->workers = w;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-                r = -errno;
-                worker_free(a, w);
-                return r;
-        }
-        w->pid = fork();
-        if (w->pid == 0) {
-                close(sv[0]);
-                worker_main(a, ctx, fn, sv[1], keep, n_keep);
-        }
-        close(sv[1]);
-        w->sock = sv[0];
-        struct itimerspec t = { .it_value = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L } };
-        r = w->pid < 0 || fcntl(w->sock, F_SETFL, O_NONBLOCK) < 0 ? -errno : (w->pidfd = sys_pidfd_open(w->pid, 0));
-        if (r >= 0)
-                r = watch(a, w->pidfd, &w->w);
-        if (r >= 0 && ((w->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
-                       timerfd_settime(w->timer, 0, &t, NULL) < 0))
-                r = -errno;
-        if (r >= 0)
-                r = watch(a, w->timer, &w->timer_w);
-        if (r < 0) {
-                if (w->pid > 0) {
-                        (void)kill(w->pid, SIGKILL);
-                        (void)waitpid(w->pid, NULL, 0);
-                }
-                w->conn = -EBADF;
-                worker_free(a, w);
-                return r;
-        }
-        return 0;
-}
+/* ---- workers (see agent-workers.h) ---------------------------------------------- */
 
 /* The worker ended, or its time is up: its answer to done (once); freed once it is reaped. */
 static void worker_event(struct agent *a, struct worker *w, bool timer) {
@@ -424,12 +151,12 @@ static void worker_event(struct agent *a, struct worker *w, bool timer) {
                 siginfo_t si = {};
                 (void)waitid((idtype_t)P_PIDFD, w->pidfd, &si, WEXITED | WNOHANG);
                 /* Freed after this batch of events, which may hold its timer's too. */
-                unwatch(a, w->pidfd);
-                unwatch(a, w->timer);
+                agent_unwatch(a, w->pidfd);
+                agent_unwatch(a, w->timer);
                 w->reaped = true;
         } else {
                 /* Reaped when it is gone (a FUSE request already read by a hung daemon holds it until then). */
-                unwatch(a, w->timer);
+                agent_unwatch(a, w->timer);
                 closep(&w->timer);
         }
 }
@@ -441,7 +168,7 @@ static void conn_close(struct agent *a, int fd) {
                 if ((*p)->fd == fd) {
                         struct conn *c = *p;
                         *p = c->next;
-                        unwatch(a, fd);
+                        agent_unwatch(a, fd);
                         close(fd);
                         c->closed = true;
                         c->next = a->closed_conns;
@@ -455,7 +182,7 @@ static void agent_sweep(struct agent *a) {
         for (struct worker *w = a->workers, *next; w; w = next) {
                 next = w->next;
                 if (w->reaped)
-                        worker_free(a, w);
+                        agent_worker_free(a, w);
         }
         while (a->forgotten) {
                 struct ctr *c = a->forgotten;
@@ -534,7 +261,7 @@ static void conn_accept(struct agent *a) {
         c->fd = fd;
         c->next = a->conns;
         a->conns = c;
-        if (watch(a, fd, &c->w) < 0)
+        if (agent_watch(a, fd, &c->w) < 0)
                 conn_close(a, fd);
 }
 
@@ -602,7 +329,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         if (a.listen_fd < 0)
                 return a.listen_fd;
         a.epoll = epoll_create1(EPOLL_CLOEXEC);
-        if (a.epoll < 0 || watch(&a, a.listen_fd, &listen_w) < 0)
+        if (a.epoll < 0 || agent_watch(&a, a.listen_fd, &listen_w) < 0)
                 return error_set(err, -errno, "agent: epoll");
         agent_reconcile(&a);
         if (o->ready_fd >= 0) {
@@ -664,7 +391,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         (void)r;
 }
 
-void agent_done(struct agent *a) {
+static void agent_done(struct agent *a) {
         while (a->ctrs)
                 agent_ctr_forget(a, a->ctrs);
         while (a->conns)
@@ -672,7 +399,7 @@ void agent_done(struct agent *a) {
         while (a->workers) {
                 struct worker *w = a->workers;
                 (void)sys_pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
-                worker_free(a, w);
+                agent_worker_free(a, w);
         }
         while (a->jobs) {
                 struct job *j = a->jobs;

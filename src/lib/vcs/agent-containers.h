@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The agent's state, shared by its loop (agent.c) and its operations (agent-ops.c). */
+/*
+ * The agent's state and its container table.  The bottom of the agent: its
+ * loop (agent.c), its children (agent-workers.c) and its operations
+ * (agent-ops.c, agent-gc.c) call it, it calls none of them.  It owns the
+ * epoll set the loop waits on, so what it watches the loop sees.
+ */
 #pragma once
 
 #include <jansson.h>
@@ -7,10 +12,10 @@
 #include <sys/types.h>
 
 #include "agent.h"
-#include "agent-protocol.h"
 #include "seccomp-filter.h"
 #include "spec.h"
 
+/* What an epoll event points at: the loop dispatches on its kind. */
 enum watch_kind { WATCH_LISTEN, WATCH_CONN, WATCH_PID1, WATCH_TIMER, WATCH_JOB, WATCH_WORKER, WATCH_WORKER_TIMER };
 struct watch {
         enum watch_kind kind;
@@ -38,45 +43,9 @@ struct ctr {
         int waiters[8]; /* clients answered {"exit": N} when it ends */
 };
 
-struct job {
-        struct watch w; /* first */
-        struct job *next;
-        pid_t pid;
-        int pidfd, conn;
-};
-
-/*
- * Path work that may block -- a stopped FUSE daemon, a FIFO or a symlink in
- * a container -- never runs in the loop (THREATS 30): a forked worker does
- * it, holding only its socket and the fds it is given, and answers with one
- * message on the socket (proto_send).  The loop takes the answer when the
- * worker exits, or kills it at its timeout, and then calls done with the
- * answer (NULL: none came) and its fds (done may take them, leaving -EBADF).
- * done returns > 0 if conn stays open (answered later), else the loop closes
- * it.  A client that hangs up meanwhile gets no done: its worker is killed.
- */
-struct agent;
-typedef int (*agent_work_fn)(struct agent *a, json_t *ctx, int sock);
-typedef int (*agent_done_fn)(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds);
-
-struct worker {
-        struct watch w; /* first: the worker's pidfd */
-        struct watch timer_w;
-        struct worker *next;
-        pid_t pid;
-        int pidfd, sock, timer;
-        int conn; /* the client done answers; -EBADF once it is gone */
-        bool answered, reaped;
-        json_t *ctx; /* what done needs of the request */
-        agent_done_fn done;
-};
-
-struct conn {
-        struct watch w; /* first */
-        struct conn *next;
-        int fd;
-        bool closed; /* on agent.closed_conns: freed after the loop's batch of events */
-};
+struct job;    /* agent-workers.h */
+struct worker; /* agent-workers.h */
+struct conn;   /* the loop's */
 
 struct agent {
         const char *state_dir;
@@ -93,10 +62,17 @@ struct agent {
         struct seccomp_program seccomp_cached;
 };
 
-void agent_done(struct agent *a);
+/* fd in the loop's epoll set, its events pointing at w. */
+int agent_watch(struct agent *a, int fd, struct watch *w);
+void agent_unwatch(struct agent *a, int fd);
+void agent_unwatch_close(struct agent *a, int *fd);
+/* A pidfd of pid, watched as w: the fd, or -errno (nothing left open). */
+int agent_watch_pid(struct agent *a, pid_t pid, struct watch *w);
+
 struct ctr *agent_find(struct agent *a, const char *name);
 struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
                           struct km_error *err);
+/* Off the table, onto agent.forgotten (the loop frees it after its batch of events). */
 void agent_ctr_forget(struct agent *a, struct ctr *c);
 int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours);
 int agent_ctr_timer(struct agent *a, struct ctr *c, int ms);
@@ -109,14 +85,3 @@ int agent_add_waiter(struct ctr *c, int conn);
 int agent_save_state(struct agent *a, struct ctr *c);
 /* A container's state with the secrets of its "command" and "env" masked, in place (secrets.h). */
 int agent_state_mask(json_t *state);
-int agent_job_add(struct agent *a, pid_t pid, int conn);
-/* fn(a, ctx, sock) in a worker that holds only sock and keep[]; takes ctx.  Its answer: done, within timeout_ms. */
-int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, agent_work_fn fn, agent_done_fn done,
-                       const int *keep, size_t n_keep);
-
-/* Handles one request: > 0 when the client stays (answered later), else it is closed. */
-int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds);
-/* At start: adopt live containers from the state dir, mark the dead ones exited. */
-void agent_reconcile(struct agent *a);
-/* gc: stale states, unreadable state files, dead FUSE mounts below the kubelet dir. */
-int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err);
