@@ -14,17 +14,7 @@ build=$1
 # Edges left out of the cycle check, "from-file to-file", each with a comment
 # saying why and what ends it.  Reported on every run; add one only for a
 # cycle that cannot be fixed where it is found, and tell the lead.
-allow=(
-        # libmount's loader and sym_mnt_* pointers (DEFINE_DLOPEN in mount.c) serve
-        # mounttable.c and umount.c, which mount.c calls: the loader in a file of its
-        # own below them (as libcurl-dl.c) ends it.
-        mount/mounttable.c mount/mount.c
-        mount/umount.c mount/mount.c
-        # umount.c calls umount_recursive() of umount-tree.c, which calls back
-        # umount_once(), umount_escalating() and mount_id_at() of umount.c: the single
-        # umount below both (or the walk above it) ends it.
-        mount/umount-tree.c mount/umount.c
-)
+allow=()
 
 # The folders each folder may call (its own is always allowed).
 declare -A below=(

@@ -19,8 +19,6 @@
 #include "syscalls.h"
 #include "util.h"
 
-DEFINE_DLOPEN(libmount, "libmount.so.1", KM_LIBMOUNT_SYMBOLS)
-
 KM_EXPORT struct km_mount_spec *km_mount_spec_new(void) {
         return calloc(1, sizeof(struct km_mount_spec));
 }

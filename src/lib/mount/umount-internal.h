@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Shared by umount.c (one mount) and umount-tree.c (umount -R). */
+/* Between umount.c (a path), umount-once.c (one held mount) and umount-tree.c (umount -R). */
 #pragma once
 
 #include "resolve.h"
@@ -16,6 +16,9 @@ struct utarget {
         const char *name;
         unsigned expect_id;
 };
+
+/* True when the host has any umount.TYPE helper; then the type matters (cached while /sbin is unchanged). */
+bool have_umount_helpers(void);
 
 /* One unmount attempt in this process (helpers: the host has umount.* helpers). */
 int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype, struct km_error *err);
