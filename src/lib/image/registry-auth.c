@@ -512,11 +512,11 @@ static int token_fetch(struct registry_auth *r, const char *realm, const char *s
         } else if (e >= 0) {
                 e = registry_token_parse(x.body ? x.body : "", x.size, ret, err);
                 if (e < 0)
-                        registry_err_wrap(err, e, "registry %s: %s", r->host, what);
+                        error_wrap(err, e, "registry %s: %s", r->host, what);
                 else
                         log_msg(KM_LOG_DEBUG, "registry %s: got a %s", r->host, what);
         } else
-                registry_err_wrap(err, e, "registry %s: %s", r->host, what);
+                error_wrap(err, e, "registry %s: %s", r->host, what);
         return e;
 }
 

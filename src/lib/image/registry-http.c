@@ -121,17 +121,3 @@ int registry_status_error(const char *host, const char *what, long status, const
                                code ? ": " : "", code ? str_printable(code, b1, sizeof(b1)) : "", msg ? ": " : "",
                                msg ? str_printable(msg, b2, sizeof(b2)) : "", hint ? "; " : "", hint ? hint : "");
 }
-
-/* Prefixes err's message with "FMT: ". */
-int registry_err_wrap(struct km_error *err, int e, const char *fmt, ...) {
-        char inner[KM_ERROR_MAX], prefix[KM_ERROR_MAX];
-        va_list ap;
-
-        if (!err)
-                return e;
-        snprintf(inner, sizeof(inner), "%s", err->message);
-        va_start(ap, fmt);
-        vsnprintf(prefix, sizeof(prefix), fmt, ap);
-        va_end(ap);
-        return error_set_plain(err, e, "%s: %s", prefix, inner);
-}

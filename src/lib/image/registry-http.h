@@ -17,5 +17,3 @@ const char *registry_url_show(const char *url, char *buf, size_t size);
 /* "registry HOST: WHAT: STATUS TEXT[: CODE: MESSAGE][; HINT]" of a non-200 answer. */
 int registry_status_error(const char *host, const char *what, long status, const char *body, size_t size,
                           const char *hint, struct km_error *err);
-/* Prefixes err's message with "FMT: ". */
-int registry_err_wrap(struct km_error *err, int e, const char *fmt, ...) _printf_(3, 4);

@@ -484,7 +484,7 @@ static int fetch(struct registry *r, const char *path, const char *accept, const
                 if (e == -EFBIG)
                         return e;
                 if (e < 0)
-                        return registry_err_wrap(err, e, "registry %s: %s", r->host, what);
+                        return error_wrap(err, e, "registry %s: %s", r->host, what);
                 if (x->status == 200)
                         return 0;
                 if (x->status == 401 && x->at_origin && authed == 0) {
@@ -575,7 +575,7 @@ int registry_new(const struct image_ref *ref, const struct registry_options *o, 
         e = registry_tls_load(r->host, o->certs_dir, cainfo ? cainfo : SYSTEM_BUNDLE, &r->ca, &r->ca_size,
                               &r->client_cert, &r->client_key, err);
         if (e < 0)
-                return registry_err_wrap(err, e, "registry %s", r->host);
+                return error_wrap(err, e, "registry %s", r->host);
         e = registry_auth_new(r->host, r->repository, o->auth_files, r->insecure, get_for_auth, r, &r->auth, err);
         if (e < 0)
                 return e;
@@ -692,7 +692,7 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
         }
         fd = store_blob_begin(s, &tmp, err);
         if (fd < 0)
-                return registry_err_wrap(err, fd, "registry %s: %s", r->host, what);
+                return error_wrap(err, fd, "registry %s: %s", r->host, what);
         x.fd = fd;
         progress_show(&x, true);
         e = fetch(r, path, NULL, what, &x, err);
@@ -710,7 +710,7 @@ int registry_get_blob(struct registry *r, struct store *s, const char *digest, u
         close(TAKE_FD(fd));
         e = store_blob_commit(s, tmp, digest, (int64_t)size, err);
         if (e < 0)
-                return registry_err_wrap(err, e, "registry %s: %s", r->host, what);
+                return error_wrap(err, e, "registry %s: %s", r->host, what);
         log_msg(KM_LOG_DEBUG, "registry %s: %s: stored, %" PRIu64 " bytes", r->host, what, size);
         return 0;
 }
