@@ -8,6 +8,9 @@
 #pragma once
 
 #include <linux/mount.h>
+#ifndef RESOLVE_IN_ROOT
+#include <linux/openat2.h> /* RESOLVE_* for sys_openat2() */
+#endif
 #include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>

@@ -22,10 +22,6 @@
 #include "resolve.h"
 #include "syscalls.h"
 
-#ifndef RESOLVE_IN_ROOT
-#include <linux/openat2.h>
-#endif
-
 /* Where the root filesystem is attached in the template, before pivot_root. */
 #define STAGE "/r"
 

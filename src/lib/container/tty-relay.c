@@ -15,10 +15,6 @@
 #include "tty-relay.h"
 #include "util.h"
 
-#ifndef RESOLVE_IN_ROOT
-#include <linux/openat2.h>
-#endif
-
 static void relay(int master, int in, int out) {
         struct pollfd p[2] = { { .fd = in, .events = POLLIN }, { .fd = master, .events = POLLIN } };
         char buf[4096];

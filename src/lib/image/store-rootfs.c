@@ -38,10 +38,6 @@
 #include "syscalls.h"
 #include "unpack.h"
 
-#ifndef RESOLVE_IN_ROOT
-#include <linux/openat2.h>
-#endif
-
 #define SUM_FORMAT 1
 #define LOCK_TRIES 1000       /* a tree's lock: tries */
 #define LOCK_WAIT_NS 10000000 /* 10 ms apart: about 10 s in all */

@@ -9,10 +9,6 @@
 #include "unpack-tree.h"
 #include "unpack.h"
 
-#ifndef RESOLVE_IN_ROOT
-#include <linux/openat2.h>
-#endif
-
 /* Levels of directories held open at once while removing; deeper ones are moved up. */
 #define MAX_WALK_DEPTH 128
 

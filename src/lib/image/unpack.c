@@ -38,10 +38,6 @@
 #include "unpack-tree.h"
 #include "unpack.h"
 
-#ifndef RESOLVE_IN_ROOT
-#include <linux/openat2.h>
-#endif
-
 DEFINE_DLOPEN(libarchive, "libarchive.so.13", KM_LIBARCHIVE_SYMBOLS)
 
 #define DEFAULT_MAX_BYTES (8ULL << 30)
