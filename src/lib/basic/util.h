@@ -75,8 +75,6 @@ bool path_is_below(const char *path, const char *prefix);
  * resolved); a namespace switch changes the working directory.  free().
  */
 char *path_absolute(const char *p);
-/* MS_SHARED/MS_SLAVE/MS_UNBINDABLE (mountinfo, statmount) as KM_PROPAGATION_* flags. */
-unsigned propagation_from_ms(uint64_t ms);
 /* The last component of a path ("/bin/mount" -> "mount"). */
 static inline const char *path_basename(const char *p) {
         const char *s = strrchr(p, '/');
