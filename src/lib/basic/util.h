@@ -3,6 +3,7 @@
 #pragma once
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,15 @@ bool host_helper_exists(const char *kind, const char *fstype);
  * and directories (another agent could not start, clients would hang).
  */
 void close_all_but(int *keep, size_t n);
+
+/*
+ * A child's end as a shell reports it, from a wait status: its exit status,
+ * or 128+N when signal N killed it; then *ret_signal is N, else 0 (it may be
+ * NULL).
+ */
+int exit_code_from_status(int status, int *ret_signal);
+/* The same from waitid()'s siginfo. */
+int exit_code_from_siginfo(const siginfo_t *si);
 
 /* Replaces *field with a copy of value (NULL clears it); -ENOMEM leaves it alone. */
 int free_and_strdup(char **field, const char *value);

@@ -613,10 +613,6 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         return 0;
 }
 
-int launch_exit_code(int status) {
-        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 /* ---- the template ------------------------------------------------------ */
 
 /* In a new mount namespace: a tmpfs with STAGE becomes the root, the copy of the host's table goes. */
@@ -746,7 +742,7 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                         fail(125, "fork", strerror(errno));
                 while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                         ;
-                _exit(launch_exit_code(status));
+                _exit(exit_code_from_status(status, NULL));
         }
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 close(ns[i]);
