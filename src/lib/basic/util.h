@@ -2,6 +2,7 @@
 /* Internal helpers shared by the library, the CLI, the shim and the tests. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,6 +49,10 @@ static inline void fclosep(FILE **f) {
                 if (*p)                                                                                                \
                         func(*p);                                                                                      \
         }
+
+/* One cleanup per type: the libc and kubemount.h types here, the others next to their type. */
+DEFINE_CLEANUP(DIR, closedir)
+DEFINE_CLEANUP(char *, km_strv_free)
 
 #define TAKE_PTR(p)                                                                                                    \
         ({                                                                                                             \

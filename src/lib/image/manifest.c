@@ -46,10 +46,6 @@ static const char *const generic_types[] = {
         "text/plain",
 };
 
-static void strv_freep(char ***p) {
-        km_strv_free(*p);
-}
-
 /* Refusals name the field ("manifest: layers[3].digest: ..."); null is absent, as Go writes nil. */
 static const struct json_doc MANIFEST = { { NULL, "manifest", 0 }, -EBADMSG, "missing", true, 0 },
                              IMAGE_CONFIG = { { NULL, "image config", 0 }, -EBADMSG, "missing", true, 0 };
@@ -569,7 +565,7 @@ int manifest_select_platform(const struct manifest *index, const char *os, const
 static int strv_get(json_t *obj, const struct json_at *at, const char *key, bool env, char ***ret,
                     struct km_error *err) {
         const struct json_at *name = JSON_AT(at, key);
-        _cleanup_(strv_freep) char **v = NULL;
+        _cleanup_(km_strv_freep) char **v = NULL;
         json_t *array, *s;
         size_t i;
         int r;
@@ -603,7 +599,7 @@ static int strv_get(json_t *obj, const struct json_at *at, const char *key, bool
 
 static int diff_ids_get(json_t *root, char ***ret, struct km_error *err) {
         const struct json_at *rootfs_at = JSON_AT(&IMAGE_CONFIG.at, "rootfs"), *ids_at = JSON_AT(rootfs_at, "diff_ids");
-        _cleanup_(strv_freep) char **v = NULL;
+        _cleanup_(km_strv_freep) char **v = NULL;
         json_t *rootfs, *ids, *id;
         const char *type;
         size_t i;

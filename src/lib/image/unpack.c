@@ -54,8 +54,6 @@ DEFINE_DLOPEN(libarchive, "libarchive.so.13", KM_LIBARCHIVE_SYMBOLS)
 /* Recorded with a directory's (dev, ino): it holds only this layer's entries.  Never an entry's name. */
 #define CLEAN_MARK "/"
 
-DEFINE_CLEANUP(DIR, closedir)
-
 /* ---- the set of names this layer made: (parent dev, parent ino, name) ---- */
 
 struct made_slot {

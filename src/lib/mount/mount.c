@@ -14,6 +14,7 @@
 #include "helper-cgroup.h"
 #include "mount-identity.h"
 #include "mount-spec.h"
+#include "mounttable.h"
 #include "newmount.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -271,8 +272,6 @@ static int apply_propagation(const struct km_mount_spec *s, bool *ret_usage, str
                 return fd;
         return propagation_set_fd(fd, s->target, s->propagation, s->propagation_recursive, err);
 }
-
-DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
 
 /* The entry of a mount ID (unique within one table). */
 static const struct km_mount *table_find_id(const struct km_mount_table *t, unsigned id) {

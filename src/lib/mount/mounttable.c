@@ -6,6 +6,7 @@
 
 #include "mount-flags.h"
 #include "mount-identity.h"
+#include "mounttable.h"
 #include "util.h"
 
 DEFINE_CLEANUP(struct libmnt_iter, sym_mnt_free_iter)
@@ -33,8 +34,6 @@ KM_EXPORT void km_mount_table_free(struct km_mount_table *t) {
         free(t->fs);
         free(t);
 }
-DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
-
 KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
         _cleanup_(sym_mnt_free_iterp) struct libmnt_iter *it = NULL;
