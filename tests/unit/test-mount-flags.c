@@ -218,6 +218,27 @@ static void test_flags_as_words_and_attributes(void **state) {
         assert_int_equal(attr.attr_clr, 0);
 }
 
+/* mount(8)'s -B, -R, -r, -w after the -o options, in the order km_mount() always wrote them. */
+static void test_km_flags_as_words(void **state) {
+        static const struct {
+                const char *options;
+                unsigned flags;
+                const char *want;
+        } cases[] = {
+                { "a=1", KM_MOUNT_BIND | KM_MOUNT_READ_ONLY, "a=1,bind,ro" },
+                { NULL, KM_MOUNT_RBIND | KM_MOUNT_READ_WRITE, "rbind,rw" },
+                { "", KM_MOUNT_READ_WRITE | KM_MOUNT_READ_ONLY | KM_MOUNT_RBIND | KM_MOUNT_BIND, "bind,rbind,ro,rw" },
+                { "x", KM_MOUNT_FAKE | KM_MOUNT_VERBOSE | KM_MOUNT_NO_CANONICALIZE, "x" },
+                { NULL, 0, "" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *s = mount_options_from_km_flags(cases[i].options, cases[i].flags);
+
+                assert_string_equal(s, cases[i].want);
+        }
+}
+
 static void test_propagation_from_mountinfo(void **state) {
         assert_int_equal(propagation_from_ms(0), KM_PROPAGATION_PRIVATE);
         assert_int_equal(propagation_from_ms(MS_SHARED | MS_SLAVE), KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE);
@@ -237,6 +258,7 @@ int main(void) {
                 cmocka_unit_test(test_every_word_round_trips),
                 cmocka_unit_test(test_unknown_words_refused),
                 cmocka_unit_test(test_flags_as_words_and_attributes),
+                cmocka_unit_test(test_km_flags_as_words),
                 cmocka_unit_test(test_propagation_from_mountinfo),
         };
 

@@ -6,9 +6,13 @@
         { .name = (n), .ms = (f) }
 #define CLEARS(n, f)                                                                                                   \
         { .name = (n), .ms = (f), .clear = true }
+/* A word that a KM_MOUNT_* flag (mount -B, -R, -r, -w) also stands for. */
+#define SETS_KM(n, f, k)                                                                                               \
+        { .name = (n), .ms = (f), .km_flag = (k) }
 /* A word that is also a mount attribute: what it sets and clears there. */
-#define ATTR(n, f, c, set, clr)                                                                                        \
-        { .name = (n), .ms = (f), .clear = (c), .attr = true, .attr_set = (set), .attr_clr = (clr) }
+#define ATTR_KM(n, f, c, set, clr, k)                                                                                  \
+        { .name = (n), .ms = (f), .clear = (c), .attr = true, .attr_set = (set), .attr_clr = (clr), .km_flag = (k) }
+#define ATTR(n, f, c, set, clr) ATTR_KM(n, f, c, set, clr, 0)
 #define PROPAGATION(n, f, k)                                                                                           \
         { .name = (n), .ms = (f), .propagation = true, .kind = (k) }
 
@@ -19,11 +23,11 @@
  */
 static const struct mount_flag table[] = {
         SETS("defaults", 0),
-        SETS("bind", MS_BIND),
-        SETS("rbind", MS_BIND | MS_REC),
+        SETS_KM("bind", MS_BIND, KM_MOUNT_BIND),
+        SETS_KM("rbind", MS_BIND | MS_REC, KM_MOUNT_RBIND),
         SETS("remount", MS_REMOUNT),
-        ATTR("ro", MS_RDONLY, false, MOUNT_ATTR_RDONLY, 0),
-        ATTR("rw", MS_RDONLY, true, 0, MOUNT_ATTR_RDONLY),
+        ATTR_KM("ro", MS_RDONLY, false, MOUNT_ATTR_RDONLY, 0, KM_MOUNT_READ_ONLY),
+        ATTR_KM("rw", MS_RDONLY, true, 0, MOUNT_ATTR_RDONLY, KM_MOUNT_READ_WRITE),
         ATTR("nosuid", MS_NOSUID, false, MOUNT_ATTR_NOSUID, 0),
         ATTR("suid", MS_NOSUID, true, 0, MOUNT_ATTR_NOSUID),
         ATTR("nodev", MS_NODEV, false, MOUNT_ATTR_NODEV, 0),
@@ -101,6 +105,27 @@ char *mount_options_from_ms(unsigned long ms, const char *extra) {
                         s = n;
                 }
         return s ? strjoin_opts(s, extra) : NULL;
+}
+
+char *mount_options_from_km_flags(const char *options, unsigned km_flags) {
+        size_t n = (options ? strlen(options) : 0) + 1;
+        char *s;
+
+        /* One allocation: options may hold secrets, which no freed copy should keep. */
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (table[i].km_flag & km_flags)
+                        n += strlen(table[i].name) + 1;
+        s = malloc(n);
+        if (!s)
+                return NULL;
+        strcpy(s, options ? options : "");
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (table[i].km_flag & km_flags) {
+                        if (*s)
+                                strcat(s, ",");
+                        strcat(s, table[i].name);
+                }
+        return s;
 }
 
 unsigned long mount_propagation_ms(enum km_propagation_kind kind) {

@@ -22,6 +22,7 @@ struct mount_flag {
         enum km_propagation_kind kind;
         bool attr; /* also a mount attribute (mount_setattr, fsmount): attr_set and attr_clr */
         uint64_t attr_set, attr_clr;
+        unsigned km_flag; /* the KM_MOUNT_* flag that stands for the word (mount -B, -R, -r, -w), or 0 */
 };
 
 /* The entry for a word (exact, case-sensitive), or NULL; lookupn takes the first n bytes of word. */
@@ -36,6 +37,9 @@ void mount_attr_apply(struct mount_attr *attr, const struct mount_flag *f);
 struct mount_attr mount_attr_from_ms(unsigned long ms);
 /* Those attributes as words, then extra ("ro,nosuid,relatime,mode=755"); NULL on ENOMEM.  free(). */
 char *mount_options_from_ms(unsigned long ms, const char *extra);
+
+/* options, then the words that KM_MOUNT_* flags stand for ("bind", "ro" ...); NULL on ENOMEM.  free(). */
+char *mount_options_from_km_flags(const char *options, unsigned km_flags);
 
 /* MS_SHARED, MS_SLAVE, MS_PRIVATE or MS_UNBINDABLE for a KM_MAKE_* kind; 0 for anything else. */
 unsigned long mount_propagation_ms(enum km_propagation_kind kind);
