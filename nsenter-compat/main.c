@@ -93,7 +93,7 @@ static bool usable_namespace(pid_t target, enum ns_kind ns) {
  * (argc words) is the child's, whose secrets need not stay in the parent.
  */
 static void continue_as_child(int argc, char **program) {
-        int status = 0;
+        int status = 0, code, sig;
         pid_t child, r;
 
         signal(SIGCHLD, SIG_DFL);
@@ -113,10 +113,10 @@ static void continue_as_child(int argc, char **program) {
                 } else
                         break;
         }
-        if (WIFEXITED(status))
-                exit(WEXITSTATUS(status));
-        if (WIFSIGNALED(status))
-                kill(getpid(), WTERMSIG(status));
+        code = exit_code_from_status(status, &sig);
+        if (!sig)
+                exit(code);
+        kill(getpid(), sig); /* die the way the child did */
         exit(EXIT_FAILURE);
 }
 

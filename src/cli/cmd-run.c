@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "cli.h"
+#include "mount-flags.h"
 #include "secrets.h"
 
 static const char help[] =
@@ -67,12 +68,12 @@ static int parse_mount(struct km_vcs *v, const char *arg) {
         if (!src || !dst)
                 return -EINVAL;
         while ((opt = strtok_r(NULL, ":", &save))) {
-                if (streq(opt, "rshared"))
-                        kind = KM_MAKE_SHARED;
-                else if (streq(opt, "rslave"))
-                        kind = KM_MAKE_SLAVE;
-                else if (streq(opt, "private") || streq(opt, "rprivate"))
-                        kind = KM_MAKE_PRIVATE;
+                const struct mount_flag *f = mount_flag_lookup(opt);
+
+                /* The bind is recursive: rshared, rslave or rprivate ("private" too, as documented). */
+                if (f && f->propagation && f->kind != KM_MAKE_UNBINDABLE &&
+                    ((f->ms & MS_REC) || f->kind == KM_MAKE_PRIVATE))
+                        kind = f->kind;
                 else if (streq(opt, "ro"))
                         ro = true;
                 else

@@ -797,6 +797,59 @@ static void expect_generate_reject(const struct vcs_inputs *in, int code, const 
                 expect_generate_reject(&in_, code, msg);                                                               \
         } while (0)
 
+/* jansson's allocations fail after a budget (< 0: never). */
+static long alloc_budget = -1;
+
+static void *limited_malloc(size_t n) {
+        if (alloc_budget == 0)
+                return NULL;
+        if (alloc_budget > 0)
+                alloc_budget--;
+        return malloc(n);
+}
+
+/* Out of memory at every step in turn: the error names the step that failed, never a bare "out of memory". */
+static void test_generate_names_the_failing_step(void **state) {
+        static const struct vcs_bind binds[] = { { "/a", "/a", MS_SHARED, true } };
+        const struct vcs_inputs in = { .rootfs = "/r",
+                                       .args = nfs_args,
+                                       .hostname = "node",
+                                       .binds = binds,
+                                       .n_binds = 1,
+                                       .rootfs_layer = true,
+                                       .host_dev = true };
+        char last[KM_ERROR_MAX] = "";
+        size_t steps = 0;
+        json_t *j = NULL;
+
+        json_set_alloc_funcs(limited_malloc, free);
+        for (long n = 0; !j && n < 100000; n++) {
+                struct km_error err = {};
+
+                alloc_budget = n;
+                j = spec_generate_vcs(&in, &err);
+                if (j)
+                        break;
+                /* The inputs' checks read a failed allocation as text jansson refuses. */
+                if (err.code == -EINVAL && strstr(err.message, "is not valid UTF-8"))
+                        continue;
+                assert_int_equal(err.code, -ENOMEM);
+                assert_true(startswith(err.message, "vcs: config.json: "));
+                assert_non_null(strstr(err.message, ": Cannot allocate memory"));
+                if (!streq(err.message, last)) {
+                        test_note("%s", err.message);
+                        snprintf(last, sizeof(last), "%s", err.message);
+                        steps++;
+                }
+        }
+        alloc_budget = -1;
+        json_set_alloc_funcs(malloc, free);
+        assert_non_null(j);
+        json_decref(j);
+        /* The template, each bind, process.*, capabilities, root, annotations, hostname, linux.* ... */
+        assert_true(steps >= 12);
+}
+
 static void test_generate_rejects_bad_inputs(void **state) {
         static const char *const empty[] = { "", NULL }, *const none[] = { NULL }, *const no_eq[] = { "FOO", NULL },
                                  *const utf8[] = { "/bin/x", "\xff", NULL }, *const no_key[] = { "=x", NULL };
@@ -825,6 +878,7 @@ static void test_generate_rejects_bad_inputs(void **state) {
         REJECT_WITH(cwd, "work", -EINVAL, "vcs: cwd: must be absolute");
         REJECT_WITH(cwd, "/proc/self/fd/5", -EINVAL, "vcs: cwd: must not be below /proc");
         REJECT_WITH(hostname, "a/b", -EINVAL, "vcs: hostname: contains '/' or a control character");
+        REJECT_WITH(hostname, "node\xff", -EINVAL, "vcs: hostname: is not valid UTF-8");
         REJECT_WITH(binds, rel_dest, -EINVAL, "vcs: binds[0].destination: must be absolute");
         REJECT_WITH(binds, dotdot, -EINVAL, "vcs: binds[0].destination: must not contain \"..\"");
         REJECT_WITH(binds, rel_src, -EINVAL, "vcs: binds[0].source: must be absolute");
@@ -850,6 +904,7 @@ int main(void) {
                 cmocka_unit_test(test_vcs_capabilities),
                 cmocka_unit_test(test_generate_round_trip),
                 cmocka_unit_test(test_generate_rejects_bad_inputs),
+                cmocka_unit_test(test_generate_names_the_failing_step),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "syscalls.h"
 #include "util.h"
@@ -157,4 +158,14 @@ int free_and_strdup(char **field, const char *value) {
         free(*field);
         *field = copy;
         return 0;
+}
+
+int exit_code_from_status(int status, int *ret_signal) {
+        if (ret_signal)
+                *ret_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+int exit_code_from_siginfo(const siginfo_t *si) {
+        return si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
 }

@@ -2,7 +2,9 @@
 /* Internal helpers shared by the library, the CLI, the shim and the tests. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,10 @@ static inline void fclosep(FILE **f) {
                         func(*p);                                                                                      \
         }
 
+/* One cleanup per type: the libc and kubemount.h types here, the others next to their type. */
+DEFINE_CLEANUP(DIR, closedir)
+DEFINE_CLEANUP(char *, km_strv_free)
+
 #define TAKE_PTR(p)                                                                                                    \
         ({                                                                                                             \
                 __typeof__(p) _p = (p);                                                                                \
@@ -75,8 +81,6 @@ bool path_is_below(const char *path, const char *prefix);
  * resolved); a namespace switch changes the working directory.  free().
  */
 char *path_absolute(const char *p);
-/* MS_SHARED/MS_SLAVE/MS_UNBINDABLE (mountinfo, statmount) as KM_PROPAGATION_* flags. */
-unsigned propagation_from_ms(uint64_t ms);
 /* The last component of a path ("/bin/mount" -> "mount"). */
 static inline const char *path_basename(const char *p) {
         const char *s = strrchr(p, '/');
@@ -113,6 +117,15 @@ bool host_helper_exists(const char *kind, const char *fstype);
  * and directories (another agent could not start, clients would hang).
  */
 void close_all_but(int *keep, size_t n);
+
+/*
+ * A child's end as a shell reports it, from a wait status: its exit status,
+ * or 128+N when signal N killed it; then *ret_signal is N, else 0 (it may be
+ * NULL).
+ */
+int exit_code_from_status(int status, int *ret_signal);
+/* The same from waitid()'s siginfo. */
+int exit_code_from_siginfo(const siginfo_t *si);
 
 /* Replaces *field with a copy of value (NULL clears it); -ENOMEM leaves it alone. */
 int free_and_strdup(char **field, const char *value);

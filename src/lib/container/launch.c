@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "pid1.h"
 #include "launch.h"
+#include "mount-flags.h"
 #include "newmount.h"
 #include "overlay.h"
 #include "resolve.h"
@@ -103,27 +104,6 @@ static int mount_point(int root, const char *dest, bool file, struct km_error *e
         return TAKE_FD(parent); /* dest was "/" (opened above, so not reached) */
 }
 
-/* MS_* flags of a spec mount as mount(8) option names, for newmount_fs(). */
-static char *mount_options(const struct spec_mount *m) {
-        static const struct {
-                unsigned long flag;
-                const char *name;
-        } names[] = {
-                { MS_RDONLY, "ro" },         { MS_NOSUID, "nosuid" },           { MS_NODEV, "nodev" },
-                { MS_NOEXEC, "noexec" },     { MS_NOATIME, "noatime" },         { MS_NODIRATIME, "nodiratime" },
-                { MS_RELATIME, "relatime" }, { MS_STRICTATIME, "strictatime" },
-        };
-        char buf[8192] = "";
-        size_t n = 0;
-
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (m->flags & names[i].flag)
-                        n += snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? "," : "", names[i].name);
-        if (m->data && *m->data)
-                snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? "," : "", m->data);
-        return strdup(buf);
-}
-
 /* Sets propagation (MS_SHARED ...) of the mount now at DEST. */
 static int set_propagation(int root, const char *dest, unsigned long propagation, struct km_error *err) {
         struct mount_attr attr = { .propagation = propagation & ~MS_REC };
@@ -140,7 +120,7 @@ static int set_propagation(int root, const char *dest, unsigned long propagation
 }
 
 static int attach_tree(int tree, int root, const struct spec_mount *m, struct km_error *err) {
-        struct mount_attr attr = {};
+        struct mount_attr attr = mount_attr_from_ms(m->flags);
         _cleanup_close_ int dest = -EBADF;
         struct stat st;
         int r;
@@ -150,15 +130,7 @@ static int attach_tree(int tree, int root, const struct spec_mount *m, struct km
         dest = mount_point(root, m->destination, !S_ISDIR(st.st_mode), err);
         if (dest < 0)
                 return dest;
-        if (m->flags & MS_RDONLY)
-                attr.attr_set |= MOUNT_ATTR_RDONLY;
-        if (m->flags & MS_NOSUID)
-                attr.attr_set |= MOUNT_ATTR_NOSUID;
-        if (m->flags & MS_NODEV)
-                attr.attr_set |= MOUNT_ATTR_NODEV;
-        if (m->flags & MS_NOEXEC)
-                attr.attr_set |= MOUNT_ATTR_NOEXEC;
-        if (attr.attr_set &&
+        if ((attr.attr_set || attr.attr_clr) &&
             (r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | (m->flags & MS_REC ? AT_RECURSIVE : 0), &attr)) < 0)
                 return error_set(err, r, "bind %s: set flags", m->source);
         r = sys_move_mount(tree, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
@@ -168,7 +140,7 @@ static int attach_tree(int tree, int root, const struct spec_mount *m, struct km
 }
 
 static int mount_fresh(int root, const struct spec_mount *m, struct km_error *err) {
-        _cleanup_free_ char *options = mount_options(m);
+        _cleanup_free_ char *options = mount_options_from_ms(m->flags, m->data);
         _cleanup_close_ int dest = mount_point(root, m->destination, false, err);
         char what[4200];
         int r;
@@ -640,10 +612,6 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         return 0;
 }
 
-int launch_exit_code(int status) {
-        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 /* ---- the template ------------------------------------------------------ */
 
 /* In a new mount namespace: a tmpfs with STAGE becomes the root, the copy of the host's table goes. */
@@ -773,7 +741,7 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                         print_error_and_exit(125, "fork", strerror(errno));
                 while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                         ;
-                _exit(launch_exit_code(status));
+                _exit(exit_code_from_status(status, NULL));
         }
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 close(ns[i]);

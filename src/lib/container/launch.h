@@ -66,6 +66,3 @@ struct exec_request {
 
 /* Runs a command in a running container's namespaces; returns its pid (a child of the caller). */
 int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *err);
-
-/* A wait status as a shell does: the exit code, or 128 + the signal. */
-int launch_exit_code(int status);

@@ -313,7 +313,7 @@ static int call(const char *const *argv, const char *id, struct km_error *err) {
         _cleanup_close_ int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         _cleanup_close_ int out = memfd_create("kubemount-runtime", MFD_CLOEXEC);
         char line[MESSAGE_MAX];
-        int stdio[3], status, r;
+        int stdio[3], status, code, sig, r;
         pid_t pid;
 
         if (null < 0)
@@ -328,12 +328,12 @@ static int call(const char *const *argv, const char *id, struct km_error *err) {
         r = wait_status(pid, &status);
         if (r < 0)
                 return error_set(err, r, "runtime %s %s: wait", argv[0], argv[3]);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        code = exit_code_from_status(status, &sig);
+        if (code == 0)
                 return 0;
         last_line(out, line, sizeof(line));
         error_set_plain(err, -EIO, "runtime %s %s %s: %s %d%s%s", argv[0], argv[3], id,
-                        WIFSIGNALED(status) ? "killed by signal" : "exit status",
-                        WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), *line ? ": " : "", line);
+                        sig ? "killed by signal" : "exit status", sig ? sig : code, *line ? ": " : "", line);
         return 1;
 }
 

@@ -126,5 +126,5 @@ _Noreturn void init_run(const struct init_config *c) {
                                 child_done = true;
                         }
         }
-        _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+        _exit(exit_code_from_status(status, NULL));
 }

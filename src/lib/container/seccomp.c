@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 
-#include "json-util.h"
+#include "json-shape.h"
 #include "seccomp-filter.h"
 #include "syscalls.h"
 
@@ -60,33 +60,15 @@ static const struct {
 /* User text in a message: control characters masked, long strings cut. */
 #define SHOW(s, buf) str_printable((s), (buf), sizeof(buf))
 
-/*
- * obj[key] into *ret if it has type t.  Absent or null (what Go writes for
- * a nil slice or pointer) gives *ret = NULL, an error when required.
- */
-static int field_get(json_t *obj, const char *where, const char *key, json_type t, bool required, json_t **ret,
-                     struct km_error *err) {
-        json_t *v = json_object_get(obj, key);
+/* Refusals name the field: "seccomp: syscalls[3].names[0]: ...".  Null is absent, as Go writes nil. */
+static const struct json_doc SECCOMP = { { NULL, "seccomp", 0 }, -EINVAL, "missing", true, 0 };
 
-        if (!v || json_is_null(v)) {
-                if (required)
-                        return error_set_plain(err, -EINVAL, "seccomp: %s%s: missing", where, key);
-                *ret = NULL;
-                return 0;
-        }
-        if (json_typeof(v) != t)
-                return error_set_plain(err, -EINVAL, "seccomp: %s%s: must be %s, not %s", where, key, json_type_name(t),
-                                       json_type_name(json_typeof(v)));
-        *ret = v;
-        return 0;
-}
-
-static int errno_parse(json_t *obj, const char *where, const char *key, json_t **ret_field, uint32_t *ret,
+static int errno_parse(json_t *obj, const struct json_at *at, const char *key, json_t **ret_field, uint32_t *ret,
                        struct km_error *err) {
         json_t *v;
         int r;
 
-        r = field_get(obj, where, key, JSON_INTEGER, false, &v, err);
+        r = json_want_member(obj, at, key, JSON_INTEGER, false, &v, err);
         if (r < 0)
                 return r;
         *ret_field = v;
@@ -95,65 +77,58 @@ static int errno_parse(json_t *obj, const char *where, const char *key, json_t *
                 return 0;
         }
         if (json_integer_value(v) < 0 || json_integer_value(v) > ERRNO_MAX)
-                return error_set_plain(err, -EINVAL, "seccomp: %s%s: %" JSON_INTEGER_FORMAT " is not in 0..%d", where,
-                                       key, json_integer_value(v), ERRNO_MAX);
+                return json_fail(err, -EINVAL, JSON_AT(at, key), "%" JSON_INTEGER_FORMAT " is not in 0..%d",
+                                 json_integer_value(v), ERRNO_MAX);
         *ret = (uint32_t)json_integer_value(v);
         return 0;
 }
 
 /* An action field with its errno field ("errnoRet", "defaultErrnoRet"), as an SCMP_ACT_* value. */
-static int action_parse(json_t *obj, const char *where, const char *key, const char *errno_key, uint32_t *ret,
+static int action_parse(json_t *obj, const struct json_at *at, const char *key, const char *errno_key, uint32_t *ret,
                         struct km_error *err) {
         json_t *v, *errno_v;
         uint32_t errno_ret;
         char buf[64];
         int r;
 
-        r = field_get(obj, where, key, JSON_STRING, true, &v, err);
+        r = json_want_member(obj, at, key, JSON_STRING, true, &v, err);
         if (r < 0)
                 return r;
-        r = errno_parse(obj, where, errno_key, &errno_v, &errno_ret, err);
+        r = errno_parse(obj, at, errno_key, &errno_v, &errno_ret, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(actions); i++) {
                 if (!streq(actions[i].name, json_string_value(v)))
                         continue;
                 if (actions[i].flags & ACTION_UNSUPPORTED)
-                        return error_set_plain(err, -EOPNOTSUPP, "seccomp: %s%s: %s is not supported", where, key,
-                                               actions[i].name);
+                        return json_fail(err, -EOPNOTSUPP, JSON_AT(at, key), "%s is not supported", actions[i].name);
                 if (errno_v && !(actions[i].flags & ACTION_TAKES_ERRNO))
-                        return error_set_plain(err, -EINVAL, "seccomp: %s%s: only valid with SCMP_ACT_ERRNO", where,
-                                               errno_key);
+                        return json_fail(err, -EINVAL, JSON_AT(at, errno_key), "only valid with SCMP_ACT_ERRNO");
                 *ret = actions[i].flags & ACTION_TAKES_ERRNO ? SCMP_ACT_ERRNO(errno_ret) : actions[i].action;
                 return 0;
         }
-        return error_set_plain(err, -EINVAL, "seccomp: %s%s: unknown action \"%s\"", where, key,
-                               SHOW(json_string_value(v), buf));
+        return json_fail(err, -EINVAL, JSON_AT(at, key), "unknown action \"%s\"", SHOW(json_string_value(v), buf));
 }
 
-static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, struct km_error *err) {
+static int arg_parse(json_t *arg, const struct json_at *at, struct scmp_arg_cmp *ret, struct km_error *err) {
         json_t *index, *value, *value_two, *op;
         char buf[64];
         int r;
 
-        if (!json_is_object(arg))
-                return error_set_plain(err, -EINVAL, "seccomp: %s: must be an object, not %s", where,
-                                       json_type_name(json_typeof(arg)));
-        char prefix[128];
-        snprintf(prefix, sizeof(prefix), "%s.", where);
-        if ((r = field_get(arg, prefix, "index", JSON_INTEGER, true, &index, err)) < 0 ||
-            (r = field_get(arg, prefix, "value", JSON_INTEGER, true, &value, err)) < 0 ||
-            (r = field_get(arg, prefix, "valueTwo", JSON_INTEGER, false, &value_two, err)) < 0 ||
-            (r = field_get(arg, prefix, "op", JSON_STRING, true, &op, err)) < 0)
+        if ((r = json_want(arg, at, JSON_OBJECT, true, err)) < 0 ||
+            (r = json_want_member(arg, at, "index", JSON_INTEGER, true, &index, err)) < 0 ||
+            (r = json_want_member(arg, at, "value", JSON_INTEGER, true, &value, err)) < 0 ||
+            (r = json_want_member(arg, at, "valueTwo", JSON_INTEGER, false, &value_two, err)) < 0 ||
+            (r = json_want_member(arg, at, "op", JSON_STRING, true, &op, err)) < 0)
                 return r;
         if (json_integer_value(index) < 0 || json_integer_value(index) > 5)
-                return error_set_plain(err, -EINVAL, "seccomp: %sindex: %" JSON_INTEGER_FORMAT " is not in 0..5",
-                                       prefix, json_integer_value(index));
+                return json_fail(err, -EINVAL, JSON_AT(at, "index"), "%" JSON_INTEGER_FORMAT " is not in 0..5",
+                                 json_integer_value(index));
         /* uint64 in the spec; jansson cannot even read the upper half, so negative is malformed. */
         if (json_integer_value(value) < 0)
-                return error_set_plain(err, -EINVAL, "seccomp: %svalue: must not be negative", prefix);
+                return json_fail(err, -EINVAL, JSON_AT(at, "value"), "must not be negative");
         if (value_two && json_integer_value(value_two) < 0)
-                return error_set_plain(err, -EINVAL, "seccomp: %svalueTwo: must not be negative", prefix);
+                return json_fail(err, -EINVAL, JSON_AT(at, "valueTwo"), "must not be negative");
 
         *ret = (struct scmp_arg_cmp){
                 .arg = (unsigned)json_integer_value(index),
@@ -165,8 +140,7 @@ static int arg_parse(json_t *arg, const char *where, struct scmp_arg_cmp *ret, s
                         ret->op = operators[i].op;
                         return 0;
                 }
-        return error_set_plain(err, -EINVAL, "seccomp: %sop: unknown operator \"%s\"", prefix,
-                               SHOW(json_string_value(op), buf));
+        return json_fail(err, -EINVAL, JSON_AT(at, "op"), "unknown operator \"%s\"", SHOW(json_string_value(op), buf));
 }
 
 static bool syscall_name_valid(const char *s) {
@@ -181,40 +155,35 @@ static bool syscall_name_valid(const char *s) {
 }
 
 /* One syscalls[] entry: validated whole before anything is added. */
-static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t default_action, struct km_error *err) {
+static int rule_add(scmp_filter_ctx ctx, json_t *rule, const struct json_at *at, uint32_t default_action,
+                    struct km_error *err) {
+        const struct json_at *names_at = JSON_AT(at, "names"), *args_at = JSON_AT(at, "args");
         struct scmp_arg_cmp conds[ARGS_MAX];
         unsigned index_count[6] = {};
         bool repeated = false;
         json_t *names, *args, *v;
-        char where[64], buf[64];
+        char buf[64];
         uint32_t action;
         size_t i, n_conds = 0;
         int r;
 
-        if (!json_is_object(rule))
-                return error_set_plain(err, -EINVAL, "seccomp: syscalls[%zu]: must be an object, not %s", idx,
-                                       json_type_name(json_typeof(rule)));
-        snprintf(where, sizeof(where), "syscalls[%zu].", idx);
-        if ((r = field_get(rule, where, "names", JSON_ARRAY, true, &names, err)) < 0 ||
-            (r = field_get(rule, where, "args", JSON_ARRAY, false, &args, err)) < 0 ||
-            (r = action_parse(rule, where, "action", "errnoRet", &action, err)) < 0)
+        if ((r = json_want(rule, at, JSON_OBJECT, true, err)) < 0 ||
+            (r = json_want_member(rule, at, "names", JSON_ARRAY, true, &names, err)) < 0 ||
+            (r = json_want_member(rule, at, "args", JSON_ARRAY, false, &args, err)) < 0 ||
+            (r = action_parse(rule, at, "action", "errnoRet", &action, err)) < 0)
                 return r;
 
         json_array_foreach(names, i, v) {
-                if (!json_is_string(v))
-                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: must be a string, not %s", where,
-                                               i, json_type_name(json_typeof(v)));
+                if ((r = json_want(v, JSON_AT_I(names_at, i), JSON_STRING, true, err)) < 0)
+                        return r;
                 if (!syscall_name_valid(json_string_value(v)))
-                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: \"%s\" is not a syscall name",
-                                               where, i, SHOW(json_string_value(v), buf));
+                        return json_fail(err, -EINVAL, JSON_AT_I(names_at, i), "\"%s\" is not a syscall name",
+                                         SHOW(json_string_value(v), buf));
         }
         if (args && json_array_size(args) > ARGS_MAX)
-                return error_set_plain(err, -EINVAL, "seccomp: %sargs: more than %d conditions", where, ARGS_MAX);
+                return json_fail(err, -EINVAL, args_at, "more than %d conditions", ARGS_MAX);
         json_array_foreach(args, i, v) {
-                char arg_where[96];
-
-                snprintf(arg_where, sizeof(arg_where), "%sargs[%zu]", where, i);
-                r = arg_parse(v, arg_where, &conds[n_conds], err);
+                r = arg_parse(v, JSON_AT_I(args_at, i), &conds[n_conds], err);
                 if (r < 0)
                         return r;
                 if (index_count[conds[n_conds].arg]++ > 0)
@@ -248,38 +217,41 @@ static int rule_add(scmp_filter_ctx ctx, json_t *rule, size_t idx, uint32_t defa
                         r = seccomp_rule_add_array(ctx, action, nr, n_conds, conds);
                 /* The same conditions with another action earlier: a contradiction in the profile. */
                 if (r == -EEXIST)
-                        return error_set_plain(err, -EINVAL, "seccomp: %snames[%zu]: %s conflicts with an earlier rule",
-                                               where, i, name);
-                if (r < 0)
-                        return error_set(err, r, "seccomp: %snames[%zu]: add a rule for %s", where, i, name);
+                        return json_fail(err, -EINVAL, JSON_AT_I(names_at, i), "%s conflicts with an earlier rule",
+                                         name);
+                if (r < 0) {
+                        char where[128];
+
+                        json_at_format(JSON_AT_I(names_at, i), where, sizeof(where));
+                        return error_set(err, r, "%s: add a rule for %s", where, name);
+                }
         }
         return 0;
 }
 
 /* Checked but otherwise unused: the filter is for the native architecture only. */
 static int architectures_check(json_t *seccomp, struct km_error *err) {
+        const struct json_at *at = JSON_AT(&SECCOMP.at, "architectures");
         json_t *archs, *v;
         char buf[64];
         size_t i;
         int r;
 
-        r = field_get(seccomp, "", "architectures", JSON_ARRAY, false, &archs, err);
+        r = json_want_member(seccomp, &SECCOMP.at, "architectures", JSON_ARRAY, false, &archs, err);
         if (r < 0)
                 return r;
         json_array_foreach(archs, i, v) {
                 const char *s;
 
-                if (!json_is_string(v))
-                        return error_set_plain(err, -EINVAL, "seccomp: architectures[%zu]: must be a string, not %s", i,
-                                               json_type_name(json_typeof(v)));
+                if ((r = json_want(v, JSON_AT_I(at, i), JSON_STRING, true, err)) < 0)
+                        return r;
                 s = json_string_value(v);
                 bool ok = startswith(s, "SCMP_ARCH_") && strlen(s) > strlen("SCMP_ARCH_") && strlen(s) < 32;
                 for (const char *p = s; ok && *p; p++)
                         ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
                 if (!ok)
-                        return error_set_plain(err, -EINVAL,
-                                               "seccomp: architectures[%zu]: \"%s\" is not an SCMP_ARCH_* name", i,
-                                               SHOW(s, buf));
+                        return json_fail(err, -EINVAL, JSON_AT_I(at, i), "\"%s\" is not an SCMP_ARCH_* name",
+                                         SHOW(s, buf));
         }
         return 0;
 }
@@ -289,16 +261,16 @@ static int unsupported_check(json_t *seccomp, struct km_error *err) {
         json_t *flags, *listener;
         int r;
 
-        r = field_get(seccomp, "", "flags", JSON_ARRAY, false, &flags, err);
+        r = json_want_member(seccomp, &SECCOMP.at, "flags", JSON_ARRAY, false, &flags, err);
         if (r < 0)
                 return r;
         if (flags && json_array_size(flags) > 0)
-                return error_set_plain(err, -EOPNOTSUPP, "seccomp: flags: not supported");
-        r = field_get(seccomp, "", "listenerPath", JSON_STRING, false, &listener, err);
+                return json_fail(err, -EOPNOTSUPP, JSON_AT(&SECCOMP.at, "flags"), "not supported");
+        r = json_want_member(seccomp, &SECCOMP.at, "listenerPath", JSON_STRING, false, &listener, err);
         if (r < 0)
                 return r;
         if (listener && json_string_length(listener) > 0)
-                return error_set_plain(err, -EOPNOTSUPP, "seccomp: listenerPath: not supported");
+                return json_fail(err, -EOPNOTSUPP, JSON_AT(&SECCOMP.at, "listenerPath"), "not supported");
         return 0;
 }
 
@@ -338,14 +310,10 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
         size_t i;
         int r;
 
-        if (!seccomp)
-                return error_set_plain(err, -EINVAL, "seccomp: missing");
-        if (!json_is_object(seccomp))
-                return error_set_plain(err, -EINVAL, "seccomp: must be an object, not %s",
-                                       json_type_name(json_typeof(seccomp)));
-        if ((r = action_parse(seccomp, "", "defaultAction", "defaultErrnoRet", &default_action, err)) < 0 ||
+        if ((r = json_want(seccomp, &SECCOMP.at, JSON_OBJECT, true, err)) < 0 ||
+            (r = action_parse(seccomp, &SECCOMP.at, "defaultAction", "defaultErrnoRet", &default_action, err)) < 0 ||
             (r = architectures_check(seccomp, err)) < 0 || (r = unsupported_check(seccomp, err)) < 0 ||
-            (r = field_get(seccomp, "", "syscalls", JSON_ARRAY, false, &syscalls, err)) < 0)
+            (r = json_want_member(seccomp, &SECCOMP.at, "syscalls", JSON_ARRAY, false, &syscalls, err)) < 0)
                 return r;
 
         ctx = seccomp_init(default_action);
@@ -359,7 +327,7 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
         (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
         json_array_foreach(syscalls, i, rule) {
-                r = rule_add(ctx, rule, i, default_action, err);
+                r = rule_add(ctx, rule, JSON_AT_I(JSON_AT(&SECCOMP.at, "syscalls"), i), default_action, err);
                 if (r < 0)
                         return r;
         }

@@ -12,7 +12,7 @@
 #include <sys/utsname.h>
 
 #include "digest.h"
-#include "json-util.h"
+#include "json-shape.h"
 #include "manifest.h"
 
 /* JSON numbers beyond 2^53 lose precision in other parsers: a size one client reads differently. */
@@ -24,7 +24,6 @@
 #define CONFIG_LIST_MAX 4096
 /* The kernel's MAX_ARG_STRLEN: no argument or variable can be longer anyway. */
 #define CONFIG_STRING_MAX (128 * 1024)
-#define WHERE_MAX 96
 
 const char manifest_accept[] = MT_OCI_MANIFEST ", " MT_OCI_INDEX ", " MT_DOCKER_MANIFEST ", " MT_DOCKER_LIST;
 
@@ -47,62 +46,9 @@ static const char *const generic_types[] = {
         "text/plain",
 };
 
-static void strv_freep(char ***p) {
-        km_strv_free(*p);
-}
-
-struct ctx {
-        const char *what; /* "manifest", "image config" */
-        struct km_error *err;
-};
-
-static int fail(const struct ctx *c, const char *where, const char *fmt, ...) _printf_(3, 4);
-static int fail(const struct ctx *c, const char *where, const char *fmt, ...) {
-        char why[256];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
-        va_end(ap);
-        if (where && *where)
-                return error_set_plain(c->err, -EBADMSG, "%s: %s: %s", c->what, where, why);
-        return error_set_plain(c->err, -EBADMSG, "%s: %s", c->what, why);
-}
-
-/* A field's name for messages, cut to WHERE_MAX (names are short; cutting only shortens a message). */
-static const char *where_printf(char buf[WHERE_MAX], const char *fmt, ...) _printf_(2, 3);
-static const char *where_printf(char buf[WHERE_MAX], const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf, WHERE_MAX, fmt, ap);
-        va_end(ap);
-        return buf;
-}
-
-/* "where.key" ("layers[3].digest"). */
-static const char *field_name(char buf[WHERE_MAX], const char *where, const char *key) {
-        return where_printf(buf, "%s%s%s", where, *where ? "." : "", key);
-}
-
-/*
- * obj[key] into *ret if it has type t.  Absent or null (Go's nil slices and
- * pointers) gives *ret = NULL, an error when required.
- */
-static int field_get(const struct ctx *c, json_t *obj, const char *where, const char *key, json_type t, bool required,
-                     json_t **ret) {
-        json_t *v = json_object_get(obj, key);
-        char name[WHERE_MAX];
-
-        *ret = NULL;
-        if (!v || json_is_null(v))
-                return required ? fail(c, field_name(name, where, key), "missing") : 0;
-        if (json_typeof(v) != t)
-                return fail(c, field_name(name, where, key), "must be %s, not %s", json_type_name(t),
-                            json_type_name(json_typeof(v)));
-        *ret = v;
-        return 0;
-}
+/* Refusals name the field ("manifest: layers[3].digest: ..."); null is absent, as Go writes nil. */
+static const struct json_doc MANIFEST = { { NULL, "manifest", 0 }, -EBADMSG, "missing", true, 0 },
+                             IMAGE_CONFIG = { { NULL, "image config", 0 }, -EBADMSG, "missing", true, 0 };
 
 static bool in_list(const char *s, const char *const *list, size_t n) {
         for (size_t i = 0; i < n; i++)
@@ -152,90 +98,91 @@ static bool too_deep(json_t *v, unsigned depth) {
         return false;
 }
 
-static int load(const struct ctx *c, const char *body, size_t size, json_t **ret) {
+static int load(const struct json_doc *doc, const char *body, size_t size, json_t **ret, struct km_error *err) {
+        const struct json_at *at = &doc->at;
         _cleanup_(json_decrefp) json_t *root = NULL;
         char shown[JSON_ERROR_TEXT_LENGTH];
         json_error_t je;
 
         if (!body)
-                return fail(c, NULL, "no data");
+                return json_fail(err, -EBADMSG, at, "no data");
         if (size > MANIFEST_MAX_SIZE)
-                return fail(c, NULL, "%zu bytes, more than the limit of %d", size, MANIFEST_MAX_SIZE);
+                return json_fail(err, -EBADMSG, at, "%zu bytes, more than the limit of %d", size, MANIFEST_MAX_SIZE);
         if (memchr(body, '\0', size))
-                return fail(c, NULL, "contains a NUL byte");
+                return json_fail(err, -EBADMSG, at, "contains a NUL byte");
         /* Duplicate keys would let two readers of the same digest see different content. */
         root = json_loadb(body, size, JSON_REJECT_DUPLICATES, &je);
         if (!root) {
                 if (json_error_code(&je) == json_error_out_of_memory)
-                        return error_set(c->err, -ENOMEM, "%s", c->what);
-                return fail(c, NULL, "line %d column %d: %s", je.line, je.column,
-                            str_printable(je.text, shown, sizeof(shown)));
+                        return error_set(err, -ENOMEM, "%s", at->key);
+                return json_fail(err, -EBADMSG, at, "line %d column %d: %s", je.line, je.column,
+                                 str_printable(je.text, shown, sizeof(shown)));
         }
         if (!json_is_object(root))
-                return fail(c, NULL, "must be a JSON object, not %s", json_type_name(json_typeof(root)));
+                return json_fail(err, -EBADMSG, at, "must be a JSON object, not %s", json_type_name(json_typeof(root)));
         if (too_deep(root, 0))
-                return fail(c, NULL, "nested deeper than %d levels", DEPTH_MAX);
+                return json_fail(err, -EBADMSG, at, "nested deeper than %d levels", DEPTH_MAX);
         *ret = TAKE_PTR(root);
         return 0;
 }
 
-static int string_get(const struct ctx *c, json_t *obj, const char *where, const char *key, bool required,
-                      const char **ret) {
+static int string_get(json_t *obj, const struct json_at *at, const char *key, bool required, const char **ret,
+                      struct km_error *err) {
         json_t *v;
         int r;
 
-        r = field_get(c, obj, where, key, JSON_STRING, required, &v);
+        r = json_want_member(obj, at, key, JSON_STRING, required, &v, err);
         if (r < 0)
                 return r;
         *ret = v ? json_string_value(v) : NULL;
         return 0;
 }
 
-static int media_type_get(const struct ctx *c, json_t *obj, const char *where, bool required, const char **ret) {
-        char name[WHERE_MAX];
+static int media_type_get(json_t *obj, const struct json_at *at, bool required, const char **ret,
+                          struct km_error *err) {
         int r;
 
-        r = string_get(c, obj, where, "mediaType", required, ret);
+        r = string_get(obj, at, "mediaType", required, ret, err);
         if (r < 0)
                 return r;
         if (*ret && !media_type_valid(*ret))
-                return fail(c, field_name(name, where, "mediaType"), "not a media type");
+                return json_fail(err, -EBADMSG, JSON_AT(at, "mediaType"), "not a media type");
         return 0;
 }
 
 /* os, architecture, variant: short identifiers ("linux", "arm64", "v8"). */
-static int platform_field_get(const struct ctx *c, json_t *platform, const char *where, const char *key, bool required,
-                              char **ret) {
-        char name[WHERE_MAX];
+static int platform_field_get(json_t *platform, const struct json_at *at, const char *key, bool required, char **ret,
+                              struct km_error *err) {
         const char *s;
         size_t n;
         int r;
 
-        r = string_get(c, platform, where, key, required, &s);
+        r = string_get(platform, at, key, required, &s, err);
         if (r < 0 || !s)
                 return r;
         n = strlen(s);
         if (n == 0 || n > PLATFORM_FIELD_MAX_LEN)
-                return fail(c, field_name(name, where, key), "must be 1-%d characters", PLATFORM_FIELD_MAX_LEN);
+                return json_fail(err, -EBADMSG, JSON_AT(at, key), "must be 1-%d characters", PLATFORM_FIELD_MAX_LEN);
         for (size_t i = 0; i < n; i++)
                 if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
-                        return fail(c, field_name(name, where, key), "may contain only letters, digits, '.', '_', '-'");
+                        return json_fail(err, -EBADMSG, JSON_AT(at, key),
+                                         "may contain only letters, digits, '.', '_', '-'");
         *ret = strdup(s);
         return *ret ? 0 : -ENOMEM;
 }
 
-static int platform_parse(const struct ctx *c, json_t *entry, const char *where, bool required, struct descriptor *d) {
-        char name[WHERE_MAX];
+static int platform_parse(json_t *entry, const struct json_at *at, bool required, struct descriptor *d,
+                          struct km_error *err) {
+        const struct json_at *p = JSON_AT(at, "platform");
         json_t *platform;
         int r;
 
-        r = field_get(c, entry, where, "platform", JSON_OBJECT, required, &platform);
+        r = json_want_member(entry, at, "platform", JSON_OBJECT, required, &platform, err);
         if (r < 0 || !platform)
                 return r;
-        field_name(name, where, "platform");
-        if ((r = platform_field_get(c, platform, name, "os", true, &d->os)) < 0 ||
-            (r = platform_field_get(c, platform, name, "architecture", true, &d->architecture)) < 0 ||
-            (r = platform_field_get(c, platform, name, "variant", false, &d->variant)) < 0)
+        if ((r = platform_field_get(platform, p, "os", true, &d->os, err)) < 0 ||
+            (r = platform_field_get(platform, p, "architecture", true, &d->architecture, err)) < 0 ||
+            (r = platform_field_get(platform, p, "variant", false, &d->variant, err)) < 0)
                 return r;
         return 0;
 }
@@ -248,26 +195,25 @@ static void descriptor_done(struct descriptor *d) {
         *d = (struct descriptor){};
 }
 
-static int descriptor_parse(const struct ctx *c, json_t *obj, const char *where, struct descriptor *d) {
+static int descriptor_parse(json_t *obj, const struct json_at *at, struct descriptor *d, struct km_error *err) {
         const char *media_type, *digest;
-        char name[WHERE_MAX];
         json_t *size;
         int r;
 
-        if (!json_is_object(obj))
-                return fail(c, where, "must be an object, not %s", json_type_name(json_typeof(obj)));
+        if ((r = json_want(obj, at, JSON_OBJECT, true, err)) < 0)
+                return r;
         /* THREATS 24: a descriptor pointing elsewhere would make kubemount fetch from any host. */
         if (json_object_get(obj, "urls"))
-                return fail(c, field_name(name, where, "urls"), "foreign URLs are not allowed");
-        if ((r = media_type_get(c, obj, where, true, &media_type)) < 0 ||
-            (r = string_get(c, obj, where, "digest", true, &digest)) < 0 ||
-            (r = field_get(c, obj, where, "size", JSON_INTEGER, true, &size)) < 0)
+                return json_fail(err, -EBADMSG, JSON_AT(at, "urls"), "foreign URLs are not allowed");
+        if ((r = media_type_get(obj, at, true, &media_type, err)) < 0 ||
+            (r = string_get(obj, at, "digest", true, &digest, err)) < 0 ||
+            (r = json_want_member(obj, at, "size", JSON_INTEGER, true, &size, err)) < 0)
                 return r;
         if (!digest_is_valid(digest))
-                return fail(c, field_name(name, where, "digest"), "not a sha256 digest");
+                return json_fail(err, -EBADMSG, JSON_AT(at, "digest"), "not a sha256 digest");
         if (json_integer_value(size) < 0 || json_integer_value(size) > DESCRIPTOR_SIZE_MAX)
-                return fail(c, field_name(name, where, "size"), "%" JSON_INTEGER_FORMAT " is not in 0..2^53",
-                            json_integer_value(size));
+                return json_fail(err, -EBADMSG, JSON_AT(at, "size"), "%" JSON_INTEGER_FORMAT " is not in 0..2^53",
+                                 json_integer_value(size));
         d->media_type = strdup(media_type);
         if (!d->media_type)
                 return -ENOMEM;
@@ -280,7 +226,7 @@ static int descriptor_parse(const struct ctx *c, json_t *obj, const char *where,
  * The Content-Type's media type, parameters and blanks dropped and
  * lowercased into buf; "" when absent or generic.
  */
-static int content_type_parse(const struct ctx *c, const char *ct, char *buf, size_t size) {
+static int content_type_parse(const char *ct, char *buf, size_t size, struct km_error *err) {
         char shown[64];
         size_t n;
 
@@ -290,8 +236,8 @@ static int content_type_parse(const struct ctx *c, const char *ct, char *buf, si
         ct += strspn(ct, " \t");
         n = strcspn(ct, " \t;");
         if (n >= size)
-                return fail(c, NULL, "Content-Type \"%s\" is not a manifest media type",
-                            str_printable(ct, shown, sizeof(shown)));
+                return json_fail(err, -EBADMSG, &MANIFEST.at, "Content-Type \"%s\" is not a manifest media type",
+                                 str_printable(ct, shown, sizeof(shown)));
         for (size_t i = 0; i < n; i++)
                 buf[i] = (char)tolower((unsigned char)ct[i]);
         buf[n] = '\0';
@@ -300,13 +246,14 @@ static int content_type_parse(const struct ctx *c, const char *ct, char *buf, si
                 return 0;
         }
         if (*buf && !is_manifest_type(buf) && !is_index_type(buf))
-                return fail(c, NULL, "Content-Type \"%s\" is not a manifest media type",
-                            str_printable(buf, shown, sizeof(shown)));
+                return json_fail(err, -EBADMSG, &MANIFEST.at, "Content-Type \"%s\" is not a manifest media type",
+                                 str_printable(buf, shown, sizeof(shown)));
         return 0;
 }
 
 /* The declared kind, checked against the body's shape. */
-static int media_type_resolve(const struct ctx *c, json_t *root, const char *content_type, const char **ret) {
+static int media_type_resolve(json_t *root, const char *content_type, const char **ret, struct km_error *err) {
+        const struct json_at *at = &MANIFEST.at;
         bool has_layers = json_object_get(root, "layers"), has_config = json_object_get(root, "config"),
              has_manifests = json_object_get(root, "manifests");
         char ct[MEDIA_TYPE_MAX_LEN + 1], shown[MEDIA_TYPE_MAX_LEN + 1];
@@ -315,16 +262,18 @@ static int media_type_resolve(const struct ctx *c, json_t *root, const char *con
 
         /* THREATS 24: one digest, two meanings depending on who reads it. */
         if (has_manifests && (has_layers || has_config))
-                return fail(c, NULL, "has both \"%s\" and \"manifests\": a manifest that is also an index",
-                            has_layers ? "layers" : "config");
-        if ((r = content_type_parse(c, content_type, ct, sizeof(ct))) < 0 ||
-            (r = media_type_get(c, root, "", false, &body_type)) < 0)
+                return json_fail(err, -EBADMSG, at,
+                                 "has both \"%s\" and \"manifests\": a manifest that is also an index",
+                                 has_layers ? "layers" : "config");
+        if ((r = content_type_parse(content_type, ct, sizeof(ct), err)) < 0 ||
+            (r = media_type_get(root, at, false, &body_type, err)) < 0)
                 return r;
         if (body_type && !is_manifest_type(body_type) && !is_index_type(body_type))
-                return fail(c, "mediaType", "\"%s\" is not a manifest media type",
-                            str_printable(body_type, shown, sizeof(shown)));
+                return json_fail(err, -EBADMSG, JSON_AT(at, "mediaType"), "\"%s\" is not a manifest media type",
+                                 str_printable(body_type, shown, sizeof(shown)));
         if (body_type && *ct && !streq(body_type, ct))
-                return fail(c, NULL, "media type mismatch: Content-Type \"%s\", body \"%s\"", ct, body_type);
+                return json_fail(err, -EBADMSG, at, "media type mismatch: Content-Type \"%s\", body \"%s\"", ct,
+                                 body_type);
 
         type = body_type ?: *ct ? ct : NULL;
         if (!type) {
@@ -333,77 +282,80 @@ static int media_type_resolve(const struct ctx *c, json_t *root, const char *con
                 else if (has_layers || has_config)
                         type = MT_OCI_MANIFEST;
                 else
-                        return fail(c, NULL, "neither \"layers\" nor \"manifests\": not a manifest");
+                        return json_fail(err, -EBADMSG, at, "neither \"layers\" nor \"manifests\": not a manifest");
         }
         if (is_manifest_type(type) && has_manifests)
-                return fail(c, "manifests", "not allowed in an image manifest");
+                return json_fail(err, -EBADMSG, JSON_AT(at, "manifests"), "not allowed in an image manifest");
         if (is_index_type(type) && (has_layers || has_config))
-                return fail(c, has_layers ? "layers" : "config", "not allowed in an index");
+                return json_fail(err, -EBADMSG, JSON_AT(at, has_layers ? "layers" : "config"),
+                                 "not allowed in an index");
         /* Back to the constant: the caller's buffer does not outlive this call. */
         *ret = is_manifest_type(type) ? (streq(type, MT_OCI_MANIFEST) ? MT_OCI_MANIFEST : MT_DOCKER_MANIFEST)
                                       : (streq(type, MT_OCI_INDEX) ? MT_OCI_INDEX : MT_DOCKER_LIST);
         return 0;
 }
 
-static int image_parse(const struct ctx *c, json_t *root, struct manifest *m) {
-        char where[WHERE_MAX], name[WHERE_MAX], shown[MEDIA_TYPE_MAX_LEN + 1];
+static int image_parse(json_t *root, struct manifest *m, struct km_error *err) {
+        const struct json_at *at = &MANIFEST.at, *layers_at = JSON_AT(at, "layers");
+        char shown[MEDIA_TYPE_MAX_LEN + 1];
         json_t *config, *layers, *layer;
         size_t i;
         int r;
 
-        if ((r = field_get(c, root, "", "config", JSON_OBJECT, true, &config)) < 0 ||
-            (r = descriptor_parse(c, config, "config", &m->config)) < 0)
+        if ((r = json_want_member(root, at, "config", JSON_OBJECT, true, &config, err)) < 0 ||
+            (r = descriptor_parse(config, JSON_AT(at, "config"), &m->config, err)) < 0)
                 return r;
         if (!streq(m->config.media_type, MT_OCI_CONFIG) && !streq(m->config.media_type, MT_DOCKER_CONFIG))
-                return fail(c, "config.mediaType", "\"%s\" is not an image config (an artifact?)",
-                            str_printable(m->config.media_type, shown, sizeof(shown)));
+                return json_fail(err, -EBADMSG, JSON_AT(JSON_AT(at, "config"), "mediaType"),
+                                 "\"%s\" is not an image config (an artifact?)",
+                                 str_printable(m->config.media_type, shown, sizeof(shown)));
 
-        if ((r = field_get(c, root, "", "layers", JSON_ARRAY, true, &layers)) < 0)
+        if ((r = json_want_member(root, at, "layers", JSON_ARRAY, true, &layers, err)) < 0)
                 return r;
         if (json_array_size(layers) > MANIFEST_MAX_LAYERS)
-                return fail(c, "layers", "%zu entries, more than %d", json_array_size(layers), MANIFEST_MAX_LAYERS);
+                return json_fail(err, -EBADMSG, layers_at, "%zu entries, more than %d", json_array_size(layers),
+                                 MANIFEST_MAX_LAYERS);
         m->layers = calloc(json_array_size(layers) + 1, sizeof(*m->layers));
         if (!m->layers)
                 return -ENOMEM;
         json_array_foreach(layers, i, layer) {
                 struct descriptor *d = &m->layers[m->n_layers];
 
-                where_printf(where, "layers[%zu]", i);
-                r = descriptor_parse(c, layer, where, d);
+                r = descriptor_parse(layer, JSON_AT_I(layers_at, i), d, err);
                 if (r < 0) {
                         descriptor_done(d);
                         return r;
                 }
                 m->n_layers++;
                 if (!in_list(d->media_type, layer_types, ELEMENTSOF(layer_types)))
-                        return fail(c, field_name(name, where, "mediaType"), "\"%s\" is not a supported layer type",
-                                    str_printable(d->media_type, shown, sizeof(shown)));
+                        return json_fail(err, -EBADMSG, JSON_AT(JSON_AT_I(layers_at, i), "mediaType"),
+                                         "\"%s\" is not a supported layer type",
+                                         str_printable(d->media_type, shown, sizeof(shown)));
         }
         return 0;
 }
 
-static int index_parse(const struct ctx *c, json_t *root, struct manifest *m) {
-        char where[WHERE_MAX];
+static int index_parse(json_t *root, struct manifest *m, struct km_error *err) {
+        const struct json_at *entries_at = JSON_AT(&MANIFEST.at, "manifests");
         json_t *entries, *entry;
         size_t i;
         int r;
 
-        if ((r = field_get(c, root, "", "manifests", JSON_ARRAY, true, &entries)) < 0)
+        if ((r = json_want_member(root, &MANIFEST.at, "manifests", JSON_ARRAY, true, &entries, err)) < 0)
                 return r;
         if (json_array_size(entries) > MANIFEST_MAX_INDEX_ENTRIES)
-                return fail(c, "manifests", "%zu entries, more than %d", json_array_size(entries),
-                            MANIFEST_MAX_INDEX_ENTRIES);
+                return json_fail(err, -EBADMSG, entries_at, "%zu entries, more than %d", json_array_size(entries),
+                                 MANIFEST_MAX_INDEX_ENTRIES);
         m->entries = calloc(json_array_size(entries) + 1, sizeof(*m->entries));
         if (!m->entries)
                 return -ENOMEM;
         json_array_foreach(entries, i, entry) {
                 struct descriptor *d = &m->entries[m->n_entries];
 
-                where_printf(where, "manifests[%zu]", i);
-                r = descriptor_parse(c, entry, where, d);
+                r = descriptor_parse(entry, JSON_AT_I(entries_at, i), d, err);
                 /* Images are chosen by platform; nested indexes and artifacts may have none. */
                 if (r >= 0)
-                        r = platform_parse(c, entry, where, is_manifest_type(d->media_type), d);
+                        r = platform_parse(entry, JSON_AT_I(entries_at, i), is_manifest_type(d->media_type), d, err);
                 if (r < 0) {
                         descriptor_done(d);
                         return r;
@@ -414,24 +366,24 @@ static int index_parse(const struct ctx *c, json_t *root, struct manifest *m) {
 }
 
 int manifest_parse(const char *body, size_t size, const char *media_type, struct manifest *ret, struct km_error *err) {
-        const struct ctx c = { "manifest", err };
         _cleanup_(json_decrefp) json_t *root = NULL;
         _cleanup_(manifest_done) struct manifest m = {};
         const char *type = NULL;
         json_t *version;
         int r;
 
-        if ((r = load(&c, body, size, &root)) < 0 || (r = media_type_resolve(&c, root, media_type, &type)) < 0 ||
-            (r = field_get(&c, root, "", "schemaVersion", JSON_INTEGER, true, &version)) < 0)
+        if ((r = load(&MANIFEST, body, size, &root, err)) < 0 ||
+            (r = media_type_resolve(root, media_type, &type, err)) < 0 ||
+            (r = json_want_member(root, &MANIFEST.at, "schemaVersion", JSON_INTEGER, true, &version, err)) < 0)
                 return r;
         if (json_integer_value(version) != 2)
-                return fail(&c, "schemaVersion", "%" JSON_INTEGER_FORMAT " is not supported (only 2)",
-                            json_integer_value(version));
+                return json_fail(err, -EBADMSG, JSON_AT(&MANIFEST.at, "schemaVersion"),
+                                 "%" JSON_INTEGER_FORMAT " is not supported (only 2)", json_integer_value(version));
         m.media_type = strdup(type);
         if (!m.media_type)
                 return error_set(err, -ENOMEM, "manifest");
         m.kind = is_index_type(type) ? MANIFEST_INDEX : MANIFEST_IMAGE;
-        r = m.kind == MANIFEST_INDEX ? index_parse(&c, root, &m) : image_parse(&c, root, &m);
+        r = m.kind == MANIFEST_INDEX ? index_parse(root, &m, err) : image_parse(root, &m, err);
         if (r < 0)
                 return r == -ENOMEM ? error_set(err, r, "manifest") : r;
         *ret = m;
@@ -610,35 +562,34 @@ int manifest_select_platform(const struct manifest *index, const char *os, const
 /* ---- image config ---- */
 
 /* A JSON array of strings (absent or null: NULL), each checked by its kind. */
-static int strv_get(const struct ctx *c, json_t *obj, const char *where, const char *key, bool env, char ***ret) {
-        _cleanup_(strv_freep) char **v = NULL;
-        char name[WHERE_MAX], item[WHERE_MAX];
+static int strv_get(json_t *obj, const struct json_at *at, const char *key, bool env, char ***ret,
+                    struct km_error *err) {
+        const struct json_at *name = JSON_AT(at, key);
+        _cleanup_(km_strv_freep) char **v = NULL;
         json_t *array, *s;
         size_t i;
         int r;
 
         *ret = NULL;
-        r = field_get(c, obj, where, key, JSON_ARRAY, false, &array);
+        r = json_want_member(obj, at, key, JSON_ARRAY, false, &array, err);
         if (r < 0 || !array)
                 return r;
-        field_name(name, where, key);
         if (json_array_size(array) > CONFIG_LIST_MAX)
-                return fail(c, name, "%zu entries, more than %d", json_array_size(array), CONFIG_LIST_MAX);
+                return json_fail(err, -EBADMSG, name, "%zu entries, more than %d", json_array_size(array),
+                                 CONFIG_LIST_MAX);
         v = calloc(json_array_size(array) + 1, sizeof(char *));
         if (!v)
                 return -ENOMEM;
         json_array_foreach(array, i, s) {
+                const struct json_at *item = JSON_AT_I(name, i);
                 const char *text = json_string_value(s);
 
-                where_printf(item, "%s[%zu]", name, i);
-                if (!json_is_string(s))
-                        return fail(c, item, "must be a string, not %s", json_type_name(json_typeof(s)));
-                if (json_string_length(s) != strlen(text))
-                        return fail(c, item, "contains a NUL byte");
+                if ((r = json_want(s, item, JSON_STRING, true, err)) < 0)
+                        return r;
                 if (json_string_length(s) > CONFIG_STRING_MAX)
-                        return fail(c, item, "longer than %d bytes", CONFIG_STRING_MAX);
+                        return json_fail(err, -EBADMSG, item, "longer than %d bytes", CONFIG_STRING_MAX);
                 if (env && (text[0] == '=' || !strchr(text, '=')))
-                        return fail(c, item, "not NAME=VALUE");
+                        return json_fail(err, -EBADMSG, item, "not NAME=VALUE");
                 if (!(v[i] = strdup(text)))
                         return -ENOMEM;
         }
@@ -646,32 +597,31 @@ static int strv_get(const struct ctx *c, json_t *obj, const char *where, const c
         return 0;
 }
 
-static int diff_ids_get(const struct ctx *c, json_t *root, char ***ret) {
-        _cleanup_(strv_freep) char **v = NULL;
+static int diff_ids_get(json_t *root, char ***ret, struct km_error *err) {
+        const struct json_at *rootfs_at = JSON_AT(&IMAGE_CONFIG.at, "rootfs"), *ids_at = JSON_AT(rootfs_at, "diff_ids");
+        _cleanup_(km_strv_freep) char **v = NULL;
         json_t *rootfs, *ids, *id;
         const char *type;
-        char item[WHERE_MAX];
         size_t i;
         int r;
 
-        if ((r = field_get(c, root, "", "rootfs", JSON_OBJECT, true, &rootfs)) < 0 ||
-            (r = string_get(c, rootfs, "rootfs", "type", false, &type)) < 0 ||
-            (r = field_get(c, rootfs, "rootfs", "diff_ids", JSON_ARRAY, true, &ids)) < 0)
+        if ((r = json_want_member(root, &IMAGE_CONFIG.at, "rootfs", JSON_OBJECT, true, &rootfs, err)) < 0 ||
+            (r = string_get(rootfs, rootfs_at, "type", false, &type, err)) < 0 ||
+            (r = json_want_member(rootfs, rootfs_at, "diff_ids", JSON_ARRAY, true, &ids, err)) < 0)
                 return r;
         if (type && !streq(type, "layers"))
-                return fail(c, "rootfs.type", "must be \"layers\"");
+                return json_fail(err, -EBADMSG, JSON_AT(rootfs_at, "type"), "must be \"layers\"");
         if (json_array_size(ids) > MANIFEST_MAX_LAYERS)
-                return fail(c, "rootfs.diff_ids", "%zu entries, more than %d", json_array_size(ids),
-                            MANIFEST_MAX_LAYERS);
+                return json_fail(err, -EBADMSG, ids_at, "%zu entries, more than %d", json_array_size(ids),
+                                 MANIFEST_MAX_LAYERS);
         v = calloc(json_array_size(ids) + 1, sizeof(char *));
         if (!v)
                 return -ENOMEM;
         json_array_foreach(ids, i, id) {
-                where_printf(item, "rootfs.diff_ids[%zu]", i);
-                if (!json_is_string(id))
-                        return fail(c, item, "must be a string, not %s", json_type_name(json_typeof(id)));
+                if ((r = json_want(id, JSON_AT_I(ids_at, i), JSON_STRING, true, err)) < 0)
+                        return r;
                 if (!digest_is_valid(json_string_value(id)))
-                        return fail(c, item, "not a sha256 digest");
+                        return json_fail(err, -EBADMSG, JSON_AT_I(ids_at, i), "not a sha256 digest");
                 if (!(v[i] = strdup(json_string_value(id))))
                         return -ENOMEM;
         }
@@ -679,34 +629,34 @@ static int diff_ids_get(const struct ctx *c, json_t *root, char ***ret) {
         return 0;
 }
 
-static int config_build(const struct ctx *c, json_t *root, struct image_config *ic) {
+static int config_build(json_t *root, struct image_config *ic, struct km_error *err) {
+        const struct json_at *at = JSON_AT(&IMAGE_CONFIG.at, "config");
         const char *wd = NULL;
         json_t *config;
         int r;
 
-        if ((r = field_get(c, root, "", "config", JSON_OBJECT, false, &config)) < 0)
+        if ((r = json_want_member(root, &IMAGE_CONFIG.at, "config", JSON_OBJECT, false, &config, err)) < 0)
                 return r;
-        if (config && ((r = strv_get(c, config, "config", "Entrypoint", false, &ic->entrypoint)) < 0 ||
-                       (r = strv_get(c, config, "config", "Cmd", false, &ic->cmd)) < 0 ||
-                       (r = strv_get(c, config, "config", "Env", true, &ic->env)) < 0 ||
-                       (r = string_get(c, config, "config", "WorkingDir", false, &wd)) < 0))
+        if (config && ((r = strv_get(config, at, "Entrypoint", false, &ic->entrypoint, err)) < 0 ||
+                       (r = strv_get(config, at, "Cmd", false, &ic->cmd, err)) < 0 ||
+                       (r = strv_get(config, at, "Env", true, &ic->env, err)) < 0 ||
+                       (r = string_get(config, at, "WorkingDir", false, &wd, err)) < 0))
                 return r;
         if (wd && strlen(wd) >= PATH_MAX)
-                return fail(c, "config.WorkingDir", "longer than %d bytes", PATH_MAX - 1);
+                return json_fail(err, -EBADMSG, JSON_AT(at, "WorkingDir"), "longer than %d bytes", PATH_MAX - 1);
         if (wd && *wd && !(ic->working_dir = strdup(wd)))
                 return -ENOMEM;
-        return diff_ids_get(c, root, &ic->diff_ids);
+        return diff_ids_get(root, &ic->diff_ids, err);
 }
 
 int image_config_parse(const char *body, size_t size, struct image_config *ret, struct km_error *err) {
-        const struct ctx c = { "image config", err };
         _cleanup_(json_decrefp) json_t *root = NULL;
         _cleanup_(image_config_done) struct image_config ic = {};
         int r;
 
-        if ((r = load(&c, body, size, &root)) < 0)
+        if ((r = load(&IMAGE_CONFIG, body, size, &root, err)) < 0)
                 return r;
-        r = config_build(&c, root, &ic);
+        r = config_build(root, &ic, err);
         if (r < 0)
                 return r == -ENOMEM ? error_set(err, r, "image config") : r;
         *ret = ic;

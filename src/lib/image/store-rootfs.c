@@ -43,11 +43,6 @@
 #define LOCK_WAIT_NS 10000000 /* 10 ms apart: about 10 s in all */
 #define PLACE_TRIES 16
 
-static inline void json_decrefp_rootfs(json_t **p) {
-        if (*p)
-                json_decref(*p);
-}
-
 /* ---- the record: a fingerprint of a tree ---- */
 
 /* What one entry contributes after its path and a NUL: fixed-width, in this order. */
@@ -202,7 +197,7 @@ static int tree_sum(int root, char out[DIGEST_STRING_MAX], uint64_t *ret_entries
 
 /* Whether the tree at fd matches sums/HEX: 1 yes, 0 no (*why says what differs), or -errno. */
 static int tree_matches(struct store *s, int fd, const char *hex, const char **why) {
-        _cleanup_(json_decrefp_rootfs) json_t *rec = NULL;
+        _cleanup_(json_decrefp) json_t *rec = NULL;
         char got[DIGEST_STRING_MAX];
         uint64_t entries = 0;
         const char *want;

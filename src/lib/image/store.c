@@ -31,15 +31,6 @@
 #define DU_DEPTH 64                /* levels counted by gc */
 #define REF_FILE_LEN (HEX_LEN + 5) /* HEX.json */
 
-static inline void json_decrefp_store(json_t **p) {
-        if (*p)
-                json_decref(*p);
-}
-static inline void closedirp_store(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-
 static bool has_control_chars(const char *s) {
         for (; *s; s++)
                 if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -135,7 +126,7 @@ static int read_names(int fd, char ***ret, size_t *ret_n) {
  * deeper tree is still removed, only not counted in full).
  */
 static uint64_t tree_bytes(int dfd, const char *name, const struct stat *parent, unsigned depth) {
-        _cleanup_(closedirp_store) DIR *d = NULL;
+        _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         struct stat st;
         uint64_t sum;
@@ -498,7 +489,7 @@ static bool record_is_valid(json_t *j, const char *file) {
 }
 
 int store_ref_set(struct store *s, const char *ref, json_t *record, struct km_error *err) {
-        _cleanup_(json_decrefp_store) json_t *copy = NULL;
+        _cleanup_(json_decrefp) json_t *copy = NULL;
         _cleanup_free_ char *text = NULL;
         char name[REF_FILE_LEN + 1];
         const char *manifest;
@@ -521,7 +512,7 @@ int store_ref_set(struct store *s, const char *ref, json_t *record, struct km_er
 }
 
 int store_ref_get(struct store *s, const char *ref, json_t **ret, struct km_error *err) {
-        _cleanup_(json_decrefp_store) json_t *j = NULL;
+        _cleanup_(json_decrefp) json_t *j = NULL;
         char name[REF_FILE_LEN + 1];
         int r;
 
@@ -553,7 +544,7 @@ int store_ref_remove(struct store *s, const char *ref, struct km_error *err) {
 
 /* The records in a stable order (by file name), junk skipped. */
 int store_ref_list(struct store *s, json_t **ret, struct km_error *err) {
-        _cleanup_(json_decrefp_store) json_t *list = NULL;
+        _cleanup_(json_decrefp) json_t *list = NULL;
         char **names = NULL;
         size_t n = 0;
         int r;
@@ -598,7 +589,7 @@ static int mark(json_t *marked, const char *hex) {
  * again); I/O errors stop the gc.
  */
 static int mark_manifest(struct store *s, json_t *marked, const char *digest, unsigned depth, struct km_error *err) {
-        _cleanup_(json_decrefp_store) json_t *j = NULL;
+        _cleanup_(json_decrefp) json_t *j = NULL;
         _cleanup_free_ char *buf = NULL;
         json_t *e;
         size_t size, i;
@@ -632,7 +623,7 @@ static int mark_manifest(struct store *s, json_t *marked, const char *digest, un
 
 /* Marks, for every reference, its manifest's tree, its "config" and its "rootfs" (HEX, a path to it, a digest). */
 static int mark_refs(struct store *s, json_t *marked, struct km_error *err) {
-        _cleanup_(json_decrefp_store) json_t *refs = NULL;
+        _cleanup_(json_decrefp) json_t *refs = NULL;
         json_t *rec;
         size_t i;
         int r;
@@ -710,7 +701,7 @@ static int sweep(struct store *s, int dfd, const char *where, json_t *marked, bo
 }
 
 int store_gc(struct store *s, char *const *keep_rootfs, uint64_t *ret_freed, struct km_error *err) {
-        _cleanup_(json_decrefp_store) json_t *marked = NULL;
+        _cleanup_(json_decrefp) json_t *marked = NULL;
         uint64_t freed = 0;
         int r = 0, q;
 

@@ -12,8 +12,6 @@
 /* Levels of directories held open at once while removing; deeper ones are moved up. */
 #define MAX_WALK_DEPTH 128
 
-DEFINE_CLEANUP(DIR, closedir)
-
 /* ---- the set of names this layer made: (parent dev, parent ino, name) ---- */
 
 static uint64_t made_hash(uint64_t dev, uint64_t ino, const char *name) {

@@ -38,6 +38,3 @@ int umount_at(int parent_fd, const char *name, int mnt_flags);
  * path.  For undoing a mount found in the table.
  */
 int open_parent_nofollow(const char *path, const char **ret_name);
-
-/* The device (major:minor) a mount table entry shows (mounttable.c). */
-dev_t mount_devno(const struct km_mount *m);

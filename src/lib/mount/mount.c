@@ -13,7 +13,9 @@
 #include "options.h"
 #include "helper-cgroup.h"
 #include "mount-identity.h"
+#include "mount-flags.h"
 #include "mount-spec.h"
+#include "mounttable.h"
 #include "newmount.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -269,8 +271,6 @@ static int apply_propagation(const struct km_mount_spec *s, bool *ret_usage, str
                 return fd;
         return propagation_set_fd(fd, s->target, s->propagation, s->propagation_recursive, err);
 }
-
-DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
 
 /* The entry of a mount ID (unique within one table). */
 static const struct km_mount *table_find_id(const struct km_mount_table *t, unsigned id) {
@@ -540,7 +540,7 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
 
 KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         _cleanup_(resolved_done) struct resolved where = { .parent_fd = -EBADF };
-        _cleanup_free_ char *options = NULL;
+        _cleanup_free_ char *given = NULL, *options = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF;
         bool bind, usage;
         int r;
@@ -573,16 +573,11 @@ KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_err
                 return r;
 
         *excode = MNT_EX_SYSERR;
-        options = strjoin_opts(s->options, s->sensitive);
+        given = strjoin_opts(s->options, s->sensitive);
+        options = given ? mount_options_from_km_flags(given, s->flags) : NULL;
+        if (given)
+                explicit_bzero(given, strlen(given));
         if (!options)
-                return error_set(err, -ENOMEM, "mount: %s", s->target);
-        if ((s->flags & KM_MOUNT_BIND) && !(options = strjoin_opts(TAKE_PTR(options), "bind")))
-                return error_set(err, -ENOMEM, "mount: %s", s->target);
-        if ((s->flags & KM_MOUNT_RBIND) && !(options = strjoin_opts(TAKE_PTR(options), "rbind")))
-                return error_set(err, -ENOMEM, "mount: %s", s->target);
-        if ((s->flags & KM_MOUNT_READ_ONLY) && !(options = strjoin_opts(TAKE_PTR(options), "ro")))
-                return error_set(err, -ENOMEM, "mount: %s", s->target);
-        if ((s->flags & KM_MOUNT_READ_WRITE) && !(options = strjoin_opts(TAKE_PTR(options), "rw")))
                 return error_set(err, -ENOMEM, "mount: %s", s->target);
 
         /* The new mount API where it takes the request; libmount for the rest. */

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <math.h>
 
+#include "mount-flags.h"
 #include "mountargs.h"
 
 _printf_(3, 4) static int usage_error(char *buf, size_t size, const char *fmt, ...) {
@@ -19,24 +20,15 @@ _printf_(3, 4) static int usage_error(char *buf, size_t size, const char *fmt, .
         return -EINVAL;
 }
 
+/* "rshared" -> KM_MAKE_SHARED, recursive. */
 static bool parse_make(const char *name, enum km_propagation_kind *kind, bool *recursive) {
-        static const struct {
-                const char *name;
-                enum km_propagation_kind kind;
-        } kinds[] = {
-                { "shared", KM_MAKE_SHARED },
-                { "slave", KM_MAKE_SLAVE },
-                { "private", KM_MAKE_PRIVATE },
-                { "unbindable", KM_MAKE_UNBINDABLE },
-        };
+        const struct mount_flag *f = mount_flag_lookup(name);
 
-        *recursive = name[0] == 'r';
-        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-                if (streq(name + *recursive, kinds[i].name)) {
-                        *kind = kinds[i].kind;
-                        return true;
-                }
-        return false;
+        if (!f || !f->propagation)
+                return false;
+        *kind = f->kind;
+        *recursive = f->ms & MS_REC;
+        return true;
 }
 
 /*

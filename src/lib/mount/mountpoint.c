@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "mount-flags.h"
 #include "mount-identity.h"
 #include "syscalls.h"
 

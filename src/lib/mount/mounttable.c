@@ -4,7 +4,9 @@
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
 
+#include "mount-flags.h"
 #include "mount-identity.h"
+#include "mounttable.h"
 #include "util.h"
 
 DEFINE_CLEANUP(struct libmnt_iter, sym_mnt_free_iter)
@@ -32,8 +34,6 @@ KM_EXPORT void km_mount_table_free(struct km_mount_table *t) {
         free(t->fs);
         free(t);
 }
-DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
-
 KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
         _cleanup_(sym_mnt_free_iterp) struct libmnt_iter *it = NULL;
@@ -148,39 +148,12 @@ KM_EXPORT unsigned km_mount_master(const struct km_mount *m) {
         return optional_field(m, "master");
 }
 
-unsigned propagation_from_ms(uint64_t ms) {
-        return (ms & MS_SHARED ? KM_PROPAGATION_SHARED : 0) | (ms & MS_SLAVE ? KM_PROPAGATION_SLAVE : 0) |
-               (ms & MS_UNBINDABLE ? KM_PROPAGATION_UNBINDABLE : 0);
-}
-
 KM_EXPORT unsigned km_mount_propagation(const struct km_mount *m) {
         unsigned long flags = 0;
 
         if (sym_mnt_fs_get_propagation(FS(m), &flags) < 0)
                 return 0;
         return propagation_from_ms(flags);
-}
-
-KM_EXPORT const char *km_propagation_name(unsigned p) {
-        /* Spelled as findmnt -o PROPAGATION prints it. */
-        switch (p & (KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE | KM_PROPAGATION_UNBINDABLE)) {
-        case KM_PROPAGATION_SHARED:
-                return "shared";
-        case KM_PROPAGATION_SLAVE:
-                return "private,slave";
-        case KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE:
-                return "shared,slave";
-        case KM_PROPAGATION_UNBINDABLE:
-                return "private,unbindable";
-        case KM_PROPAGATION_SLAVE | KM_PROPAGATION_UNBINDABLE:
-                return "private,slave,unbindable";
-        case KM_PROPAGATION_SHARED | KM_PROPAGATION_UNBINDABLE:
-                return "shared,unbindable";
-        case KM_PROPAGATION_SHARED | KM_PROPAGATION_SLAVE | KM_PROPAGATION_UNBINDABLE:
-                return "shared,slave,unbindable";
-        default:
-                return "private";
-        }
 }
 
 KM_EXPORT void km_strv_free(char **strv) {

@@ -3,31 +3,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "mount-flags.h"
 #include "newmount.h"
 #include "options.h"
 #include "syscalls.h"
-
-/* Mount (not superblock) attributes by option name. */
-static const struct {
-        const char *name;
-        uint64_t set, clr;
-} mount_attrs[] = {
-        { "ro", MOUNT_ATTR_RDONLY, 0 },
-        { "rw", 0, MOUNT_ATTR_RDONLY },
-        { "nosuid", MOUNT_ATTR_NOSUID, 0 },
-        { "suid", 0, MOUNT_ATTR_NOSUID },
-        { "nodev", MOUNT_ATTR_NODEV, 0 },
-        { "dev", 0, MOUNT_ATTR_NODEV },
-        { "noexec", MOUNT_ATTR_NOEXEC, 0 },
-        { "exec", 0, MOUNT_ATTR_NOEXEC },
-        { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0 },
-        { "symfollow", 0, MOUNT_ATTR_NOSYMFOLLOW },
-        { "nodiratime", MOUNT_ATTR_NODIRATIME, 0 },
-        { "diratime", 0, MOUNT_ATTR_NODIRATIME },
-        { "relatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
-        { "noatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
-        { "strictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
-};
 
 /* Options that only libmount (or mount(8)) knows what to do with. */
 static const char *const libmount_only[] = {
@@ -47,15 +26,21 @@ static bool is_libmount_only(const char *n, size_t nsz) {
         return false;
 }
 
-/* Applies a mount attribute option to *attr; false if n is not one. */
-static bool mount_attr_option(const char *n, size_t nsz, struct mount_attr *attr) {
-        for (size_t i = 0; i < ELEMENTSOF(mount_attrs); i++)
-                if (strlen(mount_attrs[i].name) == nsz && strncmp(n, mount_attrs[i].name, nsz) == 0) {
-                        attr->attr_clr = (attr->attr_clr & ~mount_attrs[i].set) | mount_attrs[i].clr;
-                        attr->attr_set = (attr->attr_set & ~mount_attrs[i].clr) | mount_attrs[i].set;
-                        return true;
-                }
-        return false;
+/* Applies a mount (not superblock) attribute option to *attr; NULL if n is not one. */
+static const struct mount_flag *mount_attr_option(const char *n, size_t nsz, struct mount_attr *attr) {
+        const struct mount_flag *f = mount_flag_lookupn(n, nsz);
+
+        if (!f || !f->attr)
+                return NULL;
+        mount_attr_apply(attr, f);
+        return f;
+}
+
+/* What a bind takes besides attributes: "defaults", "bind" and "rbind" (it is one already). */
+static bool is_bind_word(const char *n, size_t nsz) {
+        const struct mount_flag *f = mount_flag_lookupn(n, nsz);
+
+        return f && !f->clear && !f->propagation && (f->ms & ~(unsigned long)(MS_BIND | MS_REC)) == 0;
 }
 
 /* Directories go on directories, files on files; the kernel's EINVAL says neither. */
@@ -80,8 +65,7 @@ int newmount_bind(int source_fd, const char *source, const char *options, bool r
         int r;
 
         while (options_next(&p, &n, &nsz, &v, &vsz) == 0) {
-                if (v || !(mount_attr_option(n, nsz, &attr) || (nsz == 4 && strncmp(n, "bind", 4) == 0) ||
-                           (nsz == 5 && strncmp(n, "rbind", 5) == 0) || (nsz == 8 && strncmp(n, "defaults", 8) == 0)))
+                if (v || !(mount_attr_option(n, nsz, &attr) || is_bind_word(n, nsz)))
                         return -ENOSYS; /* remount, filesystem options: libmount knows */
         }
         tree = sys_open_tree(source_fd, "",
@@ -147,6 +131,7 @@ int newmount_fs(const char *fstype, const char *source, const char *options, int
                 return fs_error(fsfd, r, target, err);
 
         for (p = options; options_next(&p, &n, &nsz, &v, &vsz) == 0;) {
+                const struct mount_flag *f;
                 char key[256], value[4096];
 
                 if (nsz >= sizeof(key) || vsz >= sizeof(value))
@@ -154,7 +139,7 @@ int newmount_fs(const char *fstype, const char *source, const char *options, int
                 snprintf(key, sizeof(key), "%.*s", (int)nsz, n);
                 if (!v && streq(key, "defaults"))
                         continue;
-                if (!v && mount_attr_option(n, nsz, &attr) && !streq(key, "ro") && !streq(key, "rw"))
+                if (!v && (f = mount_attr_option(n, nsz, &attr)) && f->ms != MS_RDONLY)
                         continue; /* ro/rw: read-only superblock too, as mount(2) makes it */
                 if (v)
                         snprintf(value, sizeof(value), "%.*s", (int)vsz, v);

@@ -3,41 +3,27 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
+#include "mount-flags.h"
 #include "mount-spec.h"
 #include "syscalls.h"
 
-static unsigned long kind_to_ms(enum km_propagation_kind kind) {
-        switch (kind) {
-        case KM_MAKE_SHARED:
-                return MS_SHARED;
-        case KM_MAKE_SLAVE:
-                return MS_SLAVE;
-        case KM_MAKE_UNBINDABLE:
-                return MS_UNBINDABLE;
-        case KM_MAKE_PRIVATE:
-        default:
-                return MS_PRIVATE;
-        }
-}
-
+/* "rshared" ... for messages. */
 static const char *kind_name(enum km_propagation_kind kind, bool recursive) {
-        static const char *names[2][4] = {
-                { "shared", "slave", "private", "unbindable" },
-                { "rshared", "rslave", "rprivate", "runbindable" },
-        };
-        return names[recursive][kind & 3];
+        return mount_propagation_word(mount_propagation_ms(kind) | (recursive ? MS_REC : 0)) ?: "?";
 }
 
 int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive, struct km_error *err) {
-        struct mount_attr attr = { .propagation = kind_to_ms(kind) };
+        struct mount_attr attr = { .propagation = mount_propagation_ms(kind) };
         char path[64];
         int r;
 
+        if (!attr.propagation)
+                return error_set_plain(err, -EINVAL, "make %s: unknown propagation kind %d", shown, (int)kind);
         r = sys_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr);
         if (r == -ENOSYS || r == -EINVAL) {
                 /* No mount_setattr (before 5.12), or disabled: mount(2) through the fd's magic link. */
                 snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-                r = mount(NULL, path, NULL, kind_to_ms(kind) | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
+                r = mount(NULL, path, NULL, attr.propagation | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
         }
         if (r < 0)
                 return error_set(err, r, "make %s %s", kind_name(kind, recursive), shown);

@@ -12,11 +12,10 @@
 #include <sys/mount.h>
 
 #include "mount-identity.h"
+#include "mounttable.h"
 #include "resolve.h"
 #include "umount-internal.h"
 #include "util.h"
-
-DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
 
 struct victim {
         const char *target, *fstype;

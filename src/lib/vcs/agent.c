@@ -53,7 +53,7 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         int code = -1;
 
         if (c->ours && waitid((idtype_t)P_PIDFD, c->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
-                code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+                code = exit_code_from_siginfo(&si);
         if (c->timed_out)
                 code = 124;
         agent_unwatch(a, c->pidfd);
@@ -105,7 +105,7 @@ static void job_exited(struct agent *a, struct job *j) {
         int code = 125;
 
         if (waitid((idtype_t)P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
-                code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+                code = exit_code_from_siginfo(&si);
         json_t *m = json_pack("{s:i}", "exit", code);
         (void)proto_send(j->conn, m, NULL, 0);
         json_decref(m);

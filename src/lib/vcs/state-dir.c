@@ -18,11 +18,6 @@
 #define CONTAINERS_DIR "containers"
 #define NAME_MAX_LEN 128
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-
 bool state_name_is_valid(const char *name) {
         size_t n;
 

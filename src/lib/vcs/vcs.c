@@ -16,6 +16,7 @@
 #include "state-dir.h"
 #include "tty-relay.h"
 #include "image-resolve.h"
+#include "mount-flags.h"
 
 struct km_vcs {
         char *rootfs, *name, *cwd, *runtime, *kubelet_dir;
@@ -118,20 +119,17 @@ KM_EXPORT int km_vcs_add_env(struct km_vcs *v, const char *assignment) {
 
 KM_EXPORT int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination,
                                enum km_propagation_kind kind, bool readonly) {
-        static const unsigned long ms[] = { [KM_MAKE_SHARED] = MS_SHARED,
-                                            [KM_MAKE_SLAVE] = MS_SLAVE,
-                                            [KM_MAKE_PRIVATE] = MS_PRIVATE,
-                                            [KM_MAKE_UNBINDABLE] = MS_UNBINDABLE };
+        unsigned long ms = mount_propagation_ms(kind);
         struct vcs_bind *b;
 
-        if (!source || source[0] != '/' || !destination || destination[0] != '/' || (unsigned)kind >= ELEMENTSOF(ms))
+        if (!source || source[0] != '/' || !destination || destination[0] != '/' || !ms)
                 return -EINVAL;
         b = realloc(v->binds, sizeof(*b) * (v->n_binds + 1));
         if (!b)
                 return -ENOMEM;
         v->binds = b;
         b = &v->binds[v->n_binds];
-        *b = (struct vcs_bind){ strdup(source), strdup(destination), ms[kind], readonly };
+        *b = (struct vcs_bind){ strdup(source), strdup(destination), ms, readonly };
         if (!b->source || !b->destination) {
                 free((char *)b->source);
                 free((char *)b->destination);
