@@ -4,7 +4,11 @@
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
 
+#include <sys/stat.h>
+
+#include "hostns.h"
 #include "mount-identity.h"
+#include "mounttable.h"
 #include "util.h"
 
 DEFINE_CLEANUP(struct libmnt_iter, sym_mnt_free_iter)
@@ -34,7 +38,7 @@ KM_EXPORT void km_mount_table_free(struct km_mount_table *t) {
 }
 DEFINE_CLEANUP(struct km_mount_table, km_mount_table_free)
 
-KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
+int mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
         _cleanup_(sym_mnt_free_iterp) struct libmnt_iter *it = NULL;
         struct libmnt_fs *fs;
@@ -243,4 +247,59 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
         }
         *ret = refs;
         return (int)n;
+}
+
+static int table_load_cb(const char *mountinfo, void *userdata, struct km_error *err) {
+        return mount_table_load(mountinfo, userdata, err);
+}
+
+KM_EXPORT int km_mount_table_load(const struct km_host *h, const char *mountinfo, struct km_mount_table **ret,
+                                  struct km_error *err) {
+        return host_run_path(h, mountinfo, table_load_cb, ret, err);
+}
+
+struct refs_call {
+        char ***ret;
+        int n;
+};
+
+/*
+ * As GetMountRefs: a path that does not exist has no refs, nor has a
+ * corrupted mount (a warning says so); symlinks are followed first.
+ */
+static int refs_cb(const char *path, void *userdata, struct km_error *err) {
+        struct refs_call *c = userdata;
+        _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
+        _cleanup_free_ char *canonical = NULL;
+        struct stat st;
+        int r;
+
+        /* stat() first, as mount-utils' PathExists: realpath() alone does not ask a dead FUSE daemon. */
+        if (stat(path, &st) < 0 || !(canonical = realpath(path, NULL))) {
+                r = -errno;
+                if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
+                        if (r != -ENOENT)
+                                log_msg(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted", path,
+                                        strerror(-r));
+                        *c->ret = calloc(1, sizeof(char *));
+                        return *c->ret ? 0 : error_set(err, -ENOMEM, "refs %s", path);
+                }
+                return error_set(err, r, "refs %s", path);
+        }
+        r = mount_table_load(NULL, &t, err);
+        if (r < 0)
+                return r;
+        c->n = km_mount_table_refs(t, canonical, c->ret, err);
+        return c->n < 0 ? c->n : 0;
+}
+
+KM_EXPORT int km_mount_refs(const struct km_host *h, const char *path, char ***ret, struct km_error *err) {
+        struct refs_call c = { ret, 0 };
+        int r;
+
+        *ret = NULL;
+        if (!path)
+                return error_set(err, -EINVAL, "refs: no path");
+        r = host_run_path(h, path, refs_cb, &c, err);
+        return r < 0 ? r : c.n;
 }
