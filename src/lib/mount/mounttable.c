@@ -2,9 +2,8 @@
 /* The mount table, parsed only through libmount; mountinfo path injectable. */
 #include "libmount-dl.h"
 #include <sys/mount.h>
-#include <sys/sysmacros.h>
-
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "hostns.h"
 #include "mount-identity.h"
