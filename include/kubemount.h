@@ -6,7 +6,10 @@
  * Conventions: functions return >= 0 on success (0/1 for predicates) and a
  * negative errno on failure.  Every public call that can fail takes a
  * struct km_error * last (may be NULL) that receives a one-line message.
- * The library never prints and never exits.
+ * Every call that acts on or reads mounts, images or the agent takes the
+ * host (a struct km_host *, below) first.  Types are opaque, made and freed
+ * by the library; struct km_error is the one exception (see there).  The
+ * library never prints and never exits.
  */
 #ifndef KUBEMOUNT_H
 #define KUBEMOUNT_H
@@ -19,7 +22,12 @@
 extern "C" {
 #endif
 
-/* Errors: a value type so that it can be filled after fork() without malloc. */
+/*
+ * Errors: a value type the caller owns (usually on its stack), so that it can
+ * be filled after fork() without malloc and read after the call with nothing
+ * to free.  Its size is part of the ABI, as crun's libcrun_error_t body is
+ * part of its API: a code and one line of text are all an error ever holds.
+ */
 #define KM_ERROR_MAX 512
 struct km_error {
         int code;                   /* negative errno, 0 when unset */
@@ -51,12 +59,41 @@ enum {
 void km_features_disable(unsigned mask);
 unsigned km_features_enabled(void);
 
+/*
+ * ---- the host: the mount namespace the calls below act in ----
+ *
+ * Made once and passed first to every call on mounts, images or the agent;
+ * NULL means the calling thread's own mount namespace.  Nothing is opened
+ * here: each call opens the namespace file, enters it in the calling thread
+ * only (setns, after unshare(CLONE_FS)) unless it is there already, and
+ * comes back with root and working directory restored, so multi-threaded
+ * callers are safe.  The first switch gives the thread its own fs context:
+ * from then on its working directory and umask are its own.  Paths are the
+ * host's; a relative path or mount target given to the mount calls is made
+ * absolute in the caller's directory first.
+ */
+struct km_host;
+#define KM_HOST_MOUNT_NS_DEFAULT "/proc/1/ns/mnt"
+/* mount_ns: the host's mount namespace file; NULL or "": $KUBEMOUNT_HOST_MOUNT_NS, else /proc/1/ns/mnt. */
+int km_host_new(const char *mount_ns, struct km_host **ret, struct km_error *err);
+void km_host_free(struct km_host *h);
+/* 1 if the calling thread is in h's namespace (always for NULL), 0 if not; < 0 if its file cannot be opened. */
+int km_host_is_current(const struct km_host *h, struct km_error *err);
+/*
+ * A caller's own steps in h's namespace: fn runs there in the calling thread,
+ * as the calls below do theirs.  Inside fn pass NULL as the host: the thread
+ * is there already, and h's namespace file may not exist from there.
+ */
+int km_host_run(const struct km_host *h, int (*fn)(void *userdata, struct km_error *err), void *userdata,
+                struct km_error *err);
+
 /* ---- mount table (libmount; mountinfo path injectable for tests) ---- */
 struct km_mount_table;
 struct km_mount;
 
-/* mountinfo: NULL for the calling thread's namespace (/proc/thread-self/mountinfo). */
-int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err);
+/* The mount table of h's namespace; or, with mountinfo, that file's (a test fixture: pass a NULL h). */
+int km_mount_table_load(const struct km_host *h, const char *mountinfo, struct km_mount_table **ret,
+                        struct km_error *err);
 void km_mount_table_free(struct km_mount_table *t);
 size_t km_mount_table_size(const struct km_mount_table *t);
 const struct km_mount *km_mount_table_at(const struct km_mount_table *t, size_t i);
@@ -72,6 +109,12 @@ const struct km_mount *km_mount_table_find_target(const struct km_mount_table *t
  * count; -ENOENT when no mount of the table holds path.
  */
 int km_mount_table_refs(const struct km_mount_table *t, const char *path, char ***ret, struct km_error *err);
+/*
+ * The same for any path in h's namespace, as GetMountRefs takes it: symlinks
+ * followed first; a path that does not exist has no refs (returns 0), nor has
+ * a corrupted mount (with a warning through the log hook).
+ */
+int km_mount_refs(const struct km_host *h, const char *path, char ***ret, struct km_error *err);
 void km_strv_free(char **strv);
 
 enum {
@@ -98,45 +141,32 @@ const char *km_propagation_name(unsigned propagation);
 
 /* ---- mount points, O(1) in the number of mounts ---- */
 /* 1: path is a mount point, 0: not, negative errno (-ENOENT for a missing path). */
-int km_is_mount_point(const char *path, struct km_error *err);
+int km_is_mount_point(const struct km_host *h, const char *path, struct km_error *err);
 /* True for the errors of a corrupted mount (ENOTCONN, ESTALE, EIO, ...). */
 bool km_error_is_corrupted_mount(int r);
 
-/* What the mount that holds path looks like (the deepest one). */
-struct km_mount_info {
-        uint64_t mount_id;    /* the id mountinfo shows (field 1) */
-        unsigned propagation; /* KM_PROPAGATION_* */
-        unsigned peer_group;
-        unsigned master;
-        bool is_mount_point; /* path itself is the mount point */
-        char target[4096];   /* mount point of the holding mount */
-};
-int km_mount_info_of(const char *path, struct km_mount_info *ret, struct km_error *err);
+/* What the mount that holds path looks like (the deepest one); km_mount_info_free() it. */
+struct km_mount_info;
+int km_mount_info_of(const struct km_host *h, const char *path, struct km_mount_info **ret, struct km_error *err);
+void km_mount_info_free(struct km_mount_info *i);
+uint64_t km_mount_info_id(const struct km_mount_info *i);          /* the id mountinfo shows (field 1) */
+unsigned km_mount_info_propagation(const struct km_mount_info *i); /* KM_PROPAGATION_* */
+unsigned km_mount_info_peer_group(const struct km_mount_info *i);
+unsigned km_mount_info_master(const struct km_mount_info *i);
+bool km_mount_info_is_mount_point(const struct km_mount_info *i); /* path itself is the mount point */
+const char *km_mount_info_target(const struct km_mount_info *i);  /* mount point of the holding mount */
 
 /* ---- propagation ---- */
 enum km_propagation_kind { KM_MAKE_SHARED, KM_MAKE_SLAVE, KM_MAKE_PRIVATE, KM_MAKE_UNBINDABLE };
-int km_propagation_set(const char *path, enum km_propagation_kind kind, bool recursive, struct km_error *err);
+int km_propagation_set(const struct km_host *h, const char *path, enum km_propagation_kind kind, bool recursive,
+                       struct km_error *err);
 /*
- * Make sure mounts under path propagate: if the mount holding path is shared
- * do nothing (returns 0); otherwise bind path onto itself if it is not a
- * mount point yet and make it rshared (returns 1).  Never stacks mounts.
+ * Make sure mounts under path propagate (kubemount setup): create path and
+ * its missing parents (0755); if the mount holding path is shared do nothing
+ * (returns 0); otherwise bind path onto itself if it is not a mount point yet
+ * and make it rshared (returns 1).  Idempotent: never stacks mounts.
  */
-int km_ensure_shared(const char *path, struct km_error *err);
-
-/* ---- host mount namespace ---- */
-#define KM_HOST_MOUNT_NS_DEFAULT "/proc/1/ns/mnt"
-/* 1 if the calling thread already is in the namespace of ns_path, else 0. */
-int km_hostns_is_current(const char *ns_path, struct km_error *err);
-/*
- * Run fn in the mount namespace of ns_path (NULL: default) in the calling
- * thread and come back, restoring root and working directory.  Safe in
- * multi-threaded callers: only the calling thread switches.  The first
- * switch gives the thread its own fs context (unshare(CLONE_FS)): from then
- * on its working directory and umask are its own.  Relative paths given to
- * fn resolve in the host namespace, from its root.
- */
-int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
-                  struct km_error *err);
+int km_ensure_shared(const struct km_host *h, const char *path, struct km_error *err);
 
 /* ---- mount / umount ---- */
 struct km_mount_spec;
@@ -177,12 +207,8 @@ int km_mount_spec_set_confine_default(struct km_mount_spec *s, const char *dir);
 /* Options as they may be shown: sensitive values replaced by "<masked>". */
 char *km_mount_spec_describe(const struct km_mount_spec *s);
 
-/*
- * Mount in the current namespace (km_mount) or in the host one.  On failure
- * *excode (if not NULL) is set to a mount(8) exit code.
- */
-int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err);
-int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode, struct km_error *err);
+/* Mount in h's namespace.  On failure *excode (if not NULL) is set to a mount(8) exit code. */
+int km_mount(const struct km_host *h, const struct km_mount_spec *s, int *excode, struct km_error *err);
 
 enum {
         KM_UMOUNT_FORCE = 1u << 0,            /* MNT_FORCE right away */
@@ -191,18 +217,16 @@ enum {
         KM_UMOUNT_CONFINE_REQUIRED = 1u << 3, /* confine is a default nobody named: see below */
 };
 /*
- * Unmount target.  timeout_ms > 0: if the normal unmount does not finish in
- * time, retry with MNT_FORCE, then MNT_DETACH, logging each step.
- * Corrupted mounts (dead FUSE daemon, stale NFS handle) unmount normally.
+ * Unmount target in h's namespace.  timeout_ms > 0: if the normal unmount
+ * does not finish in time, retry with MNT_FORCE, then MNT_DETACH, logging
+ * each step.  Corrupted mounts (dead FUSE daemon, stale NFS handle) unmount normally.
  * confine (may be NULL): as km_mount_spec_set_confine(), a target below it
  * may not pass through a symlink or "..".  With KM_UMOUNT_CONFINE_REQUIRED
  * a target that the walk does not find inside confine is refused, as
  * km_mount_spec_set_confine_default() does for mounts.
  */
-int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
-              struct km_error *err);
-int km_umount_in_host(const char *ns_path, const char *target, const char *confine, unsigned flags, int timeout_ms,
-                      int *excode, struct km_error *err);
+int km_umount(const struct km_host *h, const char *target, const char *confine, unsigned flags, int timeout_ms,
+              int *excode, struct km_error *err);
 
 /* Mount options: mask values of sensitive keys ("password=<masked>"). */
 char *km_options_mask(const char *options);
@@ -218,9 +242,18 @@ char *km_options_mask(const char *options);
  * container to the host (the source must be on a shared mount there).
  */
 struct km_vcs;
+struct km_image_options;
 struct km_vcs *km_vcs_new(void);
 void km_vcs_free(struct km_vcs *v);
 int km_vcs_set_rootfs(struct km_vcs *v, const char *dir);
+/*
+ * Instead of a root filesystem: REF's from the image store in h's namespace
+ * (pulled when missing, with o's settings; see km_image_pull), with its Env,
+ * Cmd and WorkingDir as defaults, and with a writable layer of its own over
+ * it: the store's tree is never written.
+ */
+int km_vcs_set_image(const struct km_host *h, struct km_vcs *v, const char *ref, const struct km_image_options *o,
+                     struct km_error *err);
 int km_vcs_set_name(struct km_vcs *v, const char *name);
 int km_vcs_set_command(struct km_vcs *v, char *const *argv);
 int km_vcs_add_env(struct km_vcs *v, const char *assignment); /* "K=V" */
@@ -243,16 +276,21 @@ char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err);
 
 /*
  * The agent makes the containers: a host process (`kubemount agent`) that a
- * containerized caller reaches through STATE_DIR/agent.sock in the host
- * mount namespace, so the containers live outside the caller's pid namespace
- * and cgroup.  A caller in the host's pid namespace starts it when it is not
- * running.  NULLs: $KUBEMOUNT_STATE_DIR or /run/kubemount, and
- * $KUBEMOUNT_HOST_MOUNT_NS or /proc/1/ns/mnt.
+ * containerized caller reaches through STATE_DIR/agent.sock in h's mount
+ * namespace, so the containers live outside the caller's pid namespace and
+ * cgroup.  A caller in the host's pid namespace starts it (in h's mount
+ * namespace) when it is not running.  The agent keeps its own copy of h.
+ * state_dir NULL: $KUBEMOUNT_STATE_DIR or /run/kubemount.  The km_vcs_*
+ * calls below reach the host through the agent.
  */
 struct km_agent;
-int km_agent_new(const char *state_dir, const char *host_mount_ns, struct km_agent **ret);
+int km_agent_new(const struct km_host *h, const char *state_dir, struct km_agent **ret);
 void km_agent_free(struct km_agent *a);
-/* Serves in this process until idle for idle_exit_s (0: forever); ready_fd (or -1) gets "1" once listening. */
+/*
+ * The agent itself: serves in this process until idle for idle_exit_s (0:
+ * forever); ready_fd (or -1) gets "1" once listening.  It takes no host: it
+ * runs in the host, whose mount namespace is the one this process is in.
+ */
 int km_agent_serve(const char *state_dir, int idle_exit_s, int ready_fd, struct km_error *err);
 
 /* A short run: combined output (free()) and exit status (128+N for signal N, 124 on timeout). */
@@ -282,16 +320,15 @@ int km_vcs_gc(struct km_agent *a, const char *kubelet_dir, char **json, struct k
 /* ---- VCS images: pull, import, list, remove (the store: $KUBEMOUNT_STORE_DIR or /var/lib/kubemount) ---- */
 
 /*
- * Where and how: the store dir, the host mount namespace the store lives in
- * (entered in-process, as for mounts), registries allowed over plain HTTP,
- * extra CA directories (HOST:PORT/ca.crt), docker-style auth files, the
- * platform to choose in an index, a terminal for progress, a size limit.
+ * The store lives in the host's mount namespace: each call below takes the
+ * host first, as mounts do.  The options say how: the store dir, registries
+ * allowed over plain HTTP, extra CA directories (HOST:PORT/ca.crt),
+ * docker-style auth files, the platform to choose in an index, a terminal
+ * for progress, a size limit.
  */
-struct km_image_options;
 struct km_image_options *km_image_options_new(void);
 void km_image_options_free(struct km_image_options *o);
 int km_image_options_set_store_dir(struct km_image_options *o, const char *dir);
-int km_image_options_set_host_mount_ns(struct km_image_options *o, const char *ns_path);
 int km_image_options_add_insecure_registry(struct km_image_options *o, const char *host_port);
 int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir);
 int km_image_options_add_auth_file(struct km_image_options *o, const char *path);
@@ -301,19 +338,16 @@ void km_image_options_set_progress_fd(struct km_image_options *o, int fd);
 void km_image_options_set_max_image_size(struct km_image_options *o, uint64_t bytes);
 
 /* Each returns the image's record as JSON text (free()): {"ref", "manifest", "config", "rootfs", ...}. */
-int km_image_pull(const struct km_image_options *o, const char *ref, char **json, struct km_error *err);
+int km_image_pull(const struct km_host *h, const struct km_image_options *o, const char *ref, char **json,
+                  struct km_error *err);
 /* SOURCE: oci:DIR[:NAME], oci-archive:FILE[:NAME], rootfs:TARFILE (NAME required then). */
-int km_image_import(const struct km_image_options *o, const char *source, const char *name, char **json,
-                    struct km_error *err);
+int km_image_import(const struct km_host *h, const struct km_image_options *o, const char *source, const char *name,
+                    char **json, struct km_error *err);
 /* {"images": [records]}. */
-int km_image_list(const struct km_image_options *o, char **json, struct km_error *err);
+int km_image_list(const struct km_host *h, const struct km_image_options *o, char **json, struct km_error *err);
 /* Drops REF and what nothing else uses, sparing the root filesystems in keep_rootfs (live containers). */
-int km_image_remove(const struct km_image_options *o, const char *ref, char *const *keep_rootfs, struct km_error *err);
-/*
- * The container runs from REF's root filesystem (pulled when missing), with its Env, Cmd and WorkingDir as
- * defaults, and with a writable layer of its own over it: the store's tree is never written.
- */
-int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o, struct km_error *err);
+int km_image_remove(const struct km_host *h, const struct km_image_options *o, const char *ref,
+                    char *const *keep_rootfs, struct km_error *err);
 
 #ifdef __cplusplus
 }

@@ -65,7 +65,7 @@ static int route_mount(int argc, char **argv) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
-        r = km_mount(a.spec, &excode, &err);
+        r = km_mount(NULL, a.spec, &excode, &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         mount_args_done(&a);
@@ -82,7 +82,8 @@ static int route_umount(int argc, char **argv) {
         r = umount_args_parse(argc, argv, &a);
         if (r < 0 || a.help || a.version)
                 return -1; /* several targets, -a, --help: the real umount */
-        r = km_umount(a.target, dir, a.flags | (named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms, &excode, &err);
+        r = km_umount(NULL, a.target, dir, a.flags | (named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms, &excode,
+                      &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

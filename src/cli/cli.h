@@ -7,7 +7,7 @@
 #include "util.h"
 
 struct cli {
-        const char *host_ns;     /* --host-mount-ns */
+        struct km_host *host;    /* --host-mount-ns, else $KUBEMOUNT_HOST_MOUNT_NS, else /proc/1/ns/mnt */
         const char *kubelet_dir; /* --kubelet-dir, else $KUBEMOUNT_KUBELET_DIR, else the default */
         bool kubelet_dir_named;  /* not the default: mounts outside it are allowed (unconfined) */
         bool json;               /* --json anywhere it makes sense */
@@ -40,7 +40,7 @@ int cmd_rmi(struct cli *cli, int argc, char **argv);
 /* The registry options shared by pull, image import and run --image (cmd-image.c). */
 #include <getopt.h>
 extern const struct option cli_image_long_options[];
-struct km_image_options *cli_image_options_new(struct cli *cli);
+struct km_image_options *cli_image_options_new(void);
 /* 0 taken, 1 not an image option, < 0 invalid value. */
 int cli_image_option(struct km_image_options *o, int c, const char *arg);
 

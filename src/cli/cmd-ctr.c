@@ -12,7 +12,7 @@ enum { EXIT_CTR_FAILED = 125 };
 static struct km_agent *agent_or_fail(struct cli *cli) {
         struct km_agent *a = NULL;
 
-        if (km_agent_new(NULL, cli->host_ns, &a) < 0)
+        if (km_agent_new(cli->host, NULL, &a) < 0)
                 cli_error("out of memory");
         return a;
 }

@@ -105,10 +105,10 @@ static int read_config(struct km_image_options *o) {
         return r;
 }
 
-struct km_image_options *cli_image_options_new(struct cli *cli) {
+struct km_image_options *cli_image_options_new(void) {
         struct km_image_options *o = km_image_options_new();
 
-        if (o && ((cli->host_ns && km_image_options_set_host_mount_ns(o, cli->host_ns) < 0) || read_config(o) < 0)) {
+        if (o && read_config(o) < 0) {
                 km_image_options_free(o);
                 return NULL;
         }
@@ -189,7 +189,7 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
                 "  --json                 print the image's record\n"
                 "\n"
                 "Exit status: 0 pulled, 1 failed, 2 usage.\n";
-        struct km_image_options *o = cli_image_options_new(cli);
+        struct km_image_options *o = cli_image_options_new();
         _cleanup_free_ char *json = NULL;
         struct km_error err = {};
         bool quiet = false;
@@ -204,7 +204,7 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
                 return r > 0 ? 0 : EXIT_USAGE;
         }
         km_image_options_set_progress_fd(o, STDERR_FILENO);
-        r = km_image_pull(o, argv[optind], &json, &err);
+        r = km_image_pull(cli->host, o, argv[optind], &json, &err);
         km_image_options_free(o);
         if (r < 0) {
                 cli_error("pull %s: %s", argv[optind], err.message);
@@ -238,7 +238,7 @@ int cmd_image(struct cli *cli, int argc, char **argv) {
                 cli_error("image: expected 'import' (see kubemount image --help)");
                 return EXIT_USAGE;
         }
-        o = cli_image_options_new(cli);
+        o = cli_image_options_new();
         r = o ? parse(cli, o, argc - 1, argv + 1, help, &quiet) : -ENOMEM;
         if (r == 0 && (optind + 1 > argc - 1 || optind + 2 < argc - 1)) {
                 cli_error("image import: SOURCE [NAME] expected");
@@ -248,7 +248,8 @@ int cmd_image(struct cli *cli, int argc, char **argv) {
                 km_image_options_free(o);
                 return r > 0 ? 0 : EXIT_USAGE;
         }
-        r = km_image_import(o, argv[1 + optind], optind + 1 < argc - 1 ? argv[2 + optind] : NULL, &json, &err);
+        r = km_image_import(cli->host, o, argv[1 + optind], optind + 1 < argc - 1 ? argv[2 + optind] : NULL, &json,
+                            &err);
         km_image_options_free(o);
         if (r < 0) {
                 cli_error("image import %s: %s", argv[1 + optind], err.message);
@@ -262,7 +263,7 @@ int cmd_images(struct cli *cli, int argc, char **argv) {
                 "Usage: kubemount images [--json]\n"
                 "\n"
                 "The images in the store: reference, manifest digest, source, root filesystem.\n";
-        struct km_image_options *o = cli_image_options_new(cli);
+        struct km_image_options *o = cli_image_options_new();
         _cleanup_free_ char *json = NULL;
         struct km_error err = {};
         int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM;
@@ -270,7 +271,7 @@ int cmd_images(struct cli *cli, int argc, char **argv) {
         size_t i;
 
         if (r == 0)
-                r = km_image_list(o, &json, &err) < 0 ? -1 : 0;
+                r = km_image_list(cli->host, o, &json, &err) < 0 ? -1 : 0;
         km_image_options_free(o);
         if (r != 0) {
                 if (r == -1)
@@ -298,7 +299,7 @@ static char **live_rootfs(struct cli *cli) {
         char **keep = NULL;
         size_t i, n = 0;
 
-        if (km_agent_new(NULL, cli->host_ns, &a) < 0 || km_vcs_list(a, &text, NULL) < 0) {
+        if (km_agent_new(cli->host, NULL, &a) < 0 || km_vcs_list(a, &text, NULL) < 0) {
                 km_agent_free(a);
                 return calloc(1, sizeof(char *)); /* no agent: no containers */
         }
@@ -318,7 +319,7 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
                 "\n"
                 "Remove images from the store, and every blob and root filesystem that no\n"
                 "other image and no container (running or exited) uses.\n";
-        struct km_image_options *o = cli_image_options_new(cli);
+        struct km_image_options *o = cli_image_options_new();
         char **keep = NULL;
         int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM, rc = 0;
 
@@ -333,7 +334,7 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
         keep = live_rootfs(cli);
         for (int i = optind_ret; i < argc; i++) {
                 struct km_error err = {};
-                if (km_image_remove(o, argv[i], keep, &err) < 0) {
+                if (km_image_remove(cli->host, o, argv[i], keep, &err) < 0) {
                         cli_error("rmi %s: %s", argv[i], err.message);
                         rc = EXIT_NO;
                 }

@@ -147,7 +147,7 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
-        r = km_mount_in_host(cli->host_ns, a.spec, &excode, &err);
+        r = km_mount(cli->host, a.spec, &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         mount_args_done(&a);
@@ -174,9 +174,8 @@ int cmd_umount(struct cli *cli, int argc, char **argv) {
         }
         if (a.verbose && !cli->verbose)
                 cli_log_setup(cli->verbose = 1);
-        r = km_umount_in_host(cli->host_ns, a.target, cli->kubelet_dir,
-                              a.flags | (cli->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms,
-                              &excode, &err);
+        r = km_umount(cli->host, a.target, cli->kubelet_dir,
+                      a.flags | (cli->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms, &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* kubemount is-mountpoint / refs / list: queries of the host mount table. */
-#include <sys/stat.h>
-
 #include "cli.h"
 
 static const char is_mountpoint_help[] =
@@ -32,7 +30,7 @@ static const char list_help[] =
         "--json the fields of findmnt --json --list plus id, parent, root and\n"
         "propagation.  Values of sensitive options are masked.\n";
 
-/* The PATH argument, made absolute before the switch to the host namespace changes the directory. */
+/* The PATH argument, made absolute: messages and --json show it as the host sees it. */
 static int one_path(struct cli *cli, int argc, char **argv, const char *help, char **ret) {
         int optind_ret, r;
 
@@ -47,114 +45,57 @@ static int one_path(struct cli *cli, int argc, char **argv, const char *help, ch
         return *ret ? 0 : -ENOMEM;
 }
 
-struct probe {
-        const char *path;
-        int result;
-        struct km_error err;
-};
-
-static int probe_in_host(void *userdata, struct km_error *err _unused_) {
-        struct probe *p = userdata;
-        p->result = km_is_mount_point(p->path, &p->err);
-        return 0;
-}
-
 int cmd_is_mountpoint(struct cli *cli, int argc, char **argv) {
-        struct probe p = { 0 };
         struct km_error err = { 0 };
         _cleanup_free_ char *path = NULL;
         bool corrupted;
         int r;
 
         r = one_path(cli, argc, argv, is_mountpoint_help, &path);
-        p.path = path;
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
-        r = km_hostns_run(cli->host_ns, probe_in_host, &p, &err);
-        if (r < 0) {
+        r = km_is_mount_point(cli->host, path, &err);
+        /* An unreachable host is no answer about PATH: an error as for the other commands. */
+        if (r < 0 && km_host_is_current(cli->host, NULL) < 0) {
                 cli_error("is-mountpoint: %s", err.message);
                 return EXIT_USAGE;
         }
-        corrupted = p.result < 0 && km_error_is_corrupted_mount(p.result);
+        corrupted = r < 0 && km_error_is_corrupted_mount(r);
         if (cli->json) {
-                json_t *o = json_pack("{s:s,s:b,s:b}", "path", p.path, "mountpoint", p.result > 0 || corrupted,
-                                      "corrupted", corrupted);
-                if (o && p.result < 0)
-                        json_object_set_new(o, "error", json_string(p.err.message));
+                json_t *o = json_pack("{s:s,s:b,s:b}", "path", path, "mountpoint", r > 0 || corrupted, "corrupted",
+                                      corrupted);
+                if (o && r < 0)
+                        json_object_set_new(o, "error", json_string(err.message));
                 cli_print_json(o);
-        } else if (p.result < 0)
-                cli_error("%s", p.err.message);
-        if (p.result < 0)
-                return corrupted ? EXIT_CORRUPTED : EXIT_USAGE;
-        return p.result ? EXIT_OK : EXIT_NO;
-}
-
-struct table_job {
-        const char *path;
-        struct km_mount_table *table;
-        char **refs;
-        int nrefs;
-};
-
-static int table_in_host(void *userdata, struct km_error *err) {
-        struct table_job *job = userdata;
-        return km_mount_table_load(NULL, &job->table, err);
-}
-
-/*
- * As GetMountRefs: a path that does not exist has no refs, nor has a
- * corrupted mount (a warning says so); symlinks are followed first.
- */
-static int refs_in_host(void *userdata, struct km_error *err) {
-        struct table_job *job = userdata;
-        _cleanup_free_ char *canonical = NULL;
-        struct stat st;
-        int r;
-
-        /* stat() first, as mount-utils' PathExists: realpath() alone does not ask a dead FUSE daemon. */
-        if (stat(job->path, &st) < 0 || !(canonical = realpath(job->path, NULL))) {
-                r = -errno;
-                if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
-                        if (r != -ENOENT)
-                                log_msg(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted",
-                                        job->path, strerror(-r));
-                        job->refs = calloc(1, sizeof(char *));
-                        return job->refs ? 0 : error_set(err, -ENOMEM, "refs %s", job->path);
-                }
-                return error_set(err, r, "refs %s", job->path);
-        }
-        r = km_mount_table_load(NULL, &job->table, err);
+        } else if (r < 0)
+                cli_error("%s", err.message);
         if (r < 0)
-                return r;
-        r = km_mount_table_refs(job->table, canonical, &job->refs, err);
-        job->nrefs = r;
-        return r < 0 ? r : 0;
+                return corrupted ? EXIT_CORRUPTED : EXIT_USAGE;
+        return r ? EXIT_OK : EXIT_NO;
 }
 
 int cmd_refs(struct cli *cli, int argc, char **argv) {
-        struct table_job job = { 0 };
         struct km_error err = { 0 };
         _cleanup_free_ char *path = NULL;
-        int r;
+        char **refs = NULL;
+        int r, n;
 
         r = one_path(cli, argc, argv, refs_help, &path);
-        job.path = path;
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
-        r = km_hostns_run(cli->host_ns, refs_in_host, &job, &err);
+        r = n = km_mount_refs(cli->host, path, &refs, &err);
         if (r >= 0) {
                 if (cli->json) {
                         json_t *a = json_array();
-                        for (int i = 0; a && i < job.nrefs; i++)
-                                json_array_append_new(a, json_string(job.refs[i]));
+                        for (int i = 0; a && i < n; i++)
+                                json_array_append_new(a, json_string(refs[i]));
                         r = cli_print_json(a);
                 } else
-                        for (int i = 0; i < job.nrefs; i++)
-                                printf("%s\n", job.refs[i]);
+                        for (int i = 0; i < n; i++)
+                                printf("%s\n", refs[i]);
         } else
                 cli_error("refs: %s", err.message);
-        km_strv_free(job.refs);
-        km_mount_table_free(job.table);
+        km_strv_free(refs);
         return r < 0 ? EXIT_USAGE : EXIT_OK;
 }
 
@@ -181,7 +122,7 @@ static json_t *mount_to_json(const struct km_mount *m) {
 }
 
 int cmd_list(struct cli *cli, int argc, char **argv) {
-        struct table_job job = { 0 };
+        struct km_mount_table *table = NULL;
         struct km_error err = { 0 };
         int optind_ret, r;
 
@@ -192,24 +133,24 @@ int cmd_list(struct cli *cli, int argc, char **argv) {
                 cli_error("list: unexpected argument '%s'", argv[optind_ret]);
                 return EXIT_USAGE;
         }
-        r = km_hostns_run(cli->host_ns, table_in_host, &job, &err);
+        r = km_mount_table_load(cli->host, NULL, &table, &err);
         if (r < 0) {
                 cli_error("list: %s", err.message);
                 return EXIT_USAGE;
         }
         if (cli->json) {
                 json_t *a = json_array();
-                for (size_t i = 0; a && i < km_mount_table_size(job.table); i++)
-                        json_array_append_new(a, mount_to_json(km_mount_table_at(job.table, i)));
+                for (size_t i = 0; a && i < km_mount_table_size(table); i++)
+                        json_array_append_new(a, mount_to_json(km_mount_table_at(table, i)));
                 r = cli_print_json(json_pack("{s:o}", "filesystems", a));
         } else {
-                for (size_t i = 0; i < km_mount_table_size(job.table); i++) {
-                        const struct km_mount *m = km_mount_table_at(job.table, i);
+                for (size_t i = 0; i < km_mount_table_size(table); i++) {
+                        const struct km_mount *m = km_mount_table_at(table, i);
                         _cleanup_free_ char *all = km_mount_options_masked(m);
                         printf("%s %s %s %s %s\n", km_mount_target(m), km_mount_source(m) ? km_mount_source(m) : "none",
                                km_mount_fstype(m), km_propagation_name(km_mount_propagation(m)), all ? all : "");
                 }
         }
-        km_mount_table_free(job.table);
+        km_mount_table_free(table);
         return r < 0 ? EXIT_USAGE : EXIT_OK;
 }

@@ -105,7 +105,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
         };
         struct option opts[ELEMENTSOF(run_opts) + 5];
-        struct km_image_options *io = cli_image_options_new(cli);
+        struct km_image_options *io = cli_image_options_new();
         const char *image = NULL;
         struct km_vcs *v = km_vcs_new();
         struct km_agent *agent = NULL;
@@ -200,7 +200,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 secret_scrub_argv(argv + optind);
         if (r == 0 && image) {
                 km_image_options_set_progress_fd(io, STDERR_FILENO);
-                r = km_vcs_set_image(v, image, io, &err);
+                r = km_vcs_set_image(cli->host, v, image, io, &err);
                 if (r < 0) {
                         cli_error("run: image %s: %s", image, err.message);
                         km_vcs_free(v);
@@ -219,7 +219,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 return json ? 0 : EXIT_RUN_FAILED;
         }
         if (r == 0)
-                r = km_agent_new(NULL, cli->host_ns, &agent);
+                r = km_agent_new(cli->host, NULL, &agent);
         if (r == 0) {
                 int fds[3] = { interactive ? STDIN_FILENO : -1, STDOUT_FILENO, STDERR_FILENO };
                 _cleanup_close_ int null = interactive ? -EBADF : open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* kubemount setup / check: rshared propagation of the kubelet dir at boot. */
 #include <getopt.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -70,105 +69,45 @@ static int parse_paths(struct cli *cli, int argc, char **argv, const char *help,
         return 0;
 }
 
-static int mkdir_p(const char *path) {
-        _cleanup_free_ char *copy = strdup(path);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *s = copy + 1;; s++) {
-                if (*s != '/' && *s != '\0')
-                        continue;
-                char saved = *s;
-                *s = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = saved;
-                if (!saved)
-                        return 0;
-        }
-}
-
-struct setup_job {
-        struct paths *paths;
-        json_t *results;
-        int changed[64];
-};
-
-static int setup_in_host(void *userdata, struct km_error *err) {
-        struct setup_job *job = userdata;
-
-        for (size_t i = 0; i < job->paths->n; i++) {
-                const char *path = job->paths->list[i];
-                int r = mkdir_p(path);
-                if (r < 0)
-                        return error_set(err, r, "create %s", path);
-                r = km_ensure_shared(path, err);
-                if (r < 0)
-                        return r;
-                job->changed[i] = r;
-        }
-        return 0;
-}
-
 int cmd_setup(struct cli *cli, int argc, char **argv) {
         struct paths paths = { .n = 0 };
-        struct setup_job job = { .paths = &paths };
         struct km_error err = { 0 };
+        int changed[ELEMENTSOF(paths.list)];
         int r;
 
         r = parse_paths(cli, argc, argv, setup_help, &paths);
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
-        r = km_hostns_run(cli->host_ns, setup_in_host, &job, &err);
-        if (r < 0) {
-                cli_error("setup: %s", err.message);
-                return EXIT_NO;
+        for (size_t i = 0; i < paths.n; i++) {
+                changed[i] = km_ensure_shared(cli->host, paths.list[i], &err);
+                if (changed[i] < 0) {
+                        cli_error("setup: %s", err.message);
+                        return EXIT_NO;
+                }
         }
         if (cli->json) {
                 json_t *a = json_array();
                 for (size_t i = 0; a && i < paths.n; i++)
-                        json_array_append_new(a,
-                                              json_pack("{s:s,s:b}", "path", paths.list[i], "changed", job.changed[i]));
+                        json_array_append_new(a, json_pack("{s:s,s:b}", "path", paths.list[i], "changed", changed[i]));
                 return cli_print_json(a) < 0 ? EXIT_NO : EXIT_OK;
         }
         for (size_t i = 0; i < paths.n; i++)
-                printf("%s: %s\n", paths.list[i], job.changed[i] ? "made rshared" : "already shared");
+                printf("%s: %s\n", paths.list[i], changed[i] ? "made rshared" : "already shared");
         return EXIT_OK;
-}
-
-struct check_job {
-        struct paths *paths;
-        struct km_mount_info info[64];
-        int result[64]; /* 0 or negative errno */
-        char why[64][KM_ERROR_MAX];
-};
-
-static int check_in_host(void *userdata, struct km_error *err _unused_) {
-        struct check_job *job = userdata;
-
-        for (size_t i = 0; i < job->paths->n; i++) {
-                struct km_error e = { 0 };
-                job->result[i] = km_mount_info_of(job->paths->list[i], &job->info[i], &e);
-                snprintf(job->why[i], sizeof(job->why[i]), "%s", e.message);
-        }
-        return 0;
 }
 
 int cmd_check(struct cli *cli, int argc, char **argv) {
         struct paths paths = { .n = 0 };
-        _cleanup_free_ struct check_job *job = calloc(1, sizeof(*job));
         _cleanup_(json_decrefp) json_t *a = NULL;
         struct km_error err = { 0 };
         bool healthy = true;
         int r;
 
-        if (!job)
-                return EXIT_NO;
         r = parse_paths(cli, argc, argv, check_help, &paths);
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
-        job->paths = &paths;
-        r = km_hostns_run(cli->host_ns, check_in_host, job, &err);
+        /* The first thing checked: can the host mount namespace be reached at all. */
+        r = km_host_is_current(cli->host, &err);
         if (r < 0) {
                 cli_error("check: %s", err.message);
                 return EXIT_NO;
@@ -176,32 +115,34 @@ int cmd_check(struct cli *cli, int argc, char **argv) {
         a = json_array();
         for (size_t i = 0; i < paths.n; i++) {
                 const char *path = paths.list[i];
-                const struct km_mount_info *info = &job->info[i];
+                struct km_mount_info *info = NULL;
+                struct km_error e = { 0 };
                 char why[KM_ERROR_MAX + 128];
-                bool ok = job->result[i] == 0 && (info->propagation & KM_PROPAGATION_SHARED);
+                int result = km_mount_info_of(cli->host, path, &info, &e);
+                bool ok = result == 0 && (km_mount_info_propagation(info) & KM_PROPAGATION_SHARED);
+                const char *target = result == 0 ? km_mount_info_target(info) : "";
+                const char *propagation = result == 0 ? km_propagation_name(km_mount_info_propagation(info)) : "";
 
-                if (job->result[i] == -ENOENT)
+                if (result == -ENOENT)
                         snprintf(why, sizeof(why), "%s does not exist: run kubemount setup", path);
-                else if (job->result[i] < 0)
-                        snprintf(why, sizeof(why), "%s", job->why[i]);
+                else if (result < 0)
+                        snprintf(why, sizeof(why), "%s", e.message);
                 else if (!ok)
-                        snprintf(why, sizeof(why), "%s is on a %s mount (%s): run kubemount setup", path,
-                                 km_propagation_name(info->propagation), info->target);
+                        snprintf(why, sizeof(why), "%s is on a %s mount (%s): run kubemount setup", path, propagation,
+                                 target);
                 else
-                        snprintf(why, sizeof(why), "%s is on a shared mount (%s, peer group %u)", path, info->target,
-                                 info->peer_group);
+                        snprintf(why, sizeof(why), "%s is on a shared mount (%s, peer group %u)", path, target,
+                                 km_mount_info_peer_group(info));
                 healthy &= ok;
                 if (cli->json)
                         json_array_append_new(a,
                                               json_pack("{s:s,s:b,s:s,s:s,s:s}", "path", path, "healthy", ok, "mount",
-                                                        job->result[i] == 0 ? info->target : "", "propagation",
-                                                        job->result[i] == 0 ? km_propagation_name(info->propagation)
-                                                                            : "",
-                                                        "message", why));
+                                                        target, "propagation", propagation, "message", why));
                 else if (ok)
                         printf("%s\n", why);
                 else
                         cli_error("%s", why);
+                km_mount_info_free(info);
         }
         if (cli->json && cli_print_json(TAKE_PTR(a)) < 0)
                 return EXIT_NO;

@@ -161,10 +161,11 @@ int main(int argc, char **argv) {
                 {},
         };
         struct cli cli = {
-                .host_ns = getenv("KUBEMOUNT_HOST_MOUNT_NS"),
                 .kubelet_dir = getenv("KUBEMOUNT_KUBELET_DIR"),
         };
-        int c;
+        const char *host_ns = NULL;
+        struct km_error err = { 0 };
+        int c, r;
 
         /* fds a caller leaked to us never reach a mount helper or its daemon. */
         (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -172,7 +173,7 @@ int main(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) >= 0)
                 switch (c) {
                 case 'N':
-                        cli.host_ns = optarg;
+                        host_ns = optarg;
                         break;
                 case 'K':
                         cli.kubelet_dir = optarg;
@@ -199,8 +200,6 @@ int main(int argc, char **argv) {
                         cli_error("unrecognized option '%s'\nTry 'kubemount --help'.", argv[optind - 1]);
                         return EXIT_USAGE;
                 }
-        if (!cli.host_ns || !*cli.host_ns)
-                cli.host_ns = KM_HOST_MOUNT_NS_DEFAULT;
         /* A kubelet dir named by the option or the environment; else the default, which confines only what is below it.
          */
         cli.kubelet_dir_named = cli.kubelet_dir && *cli.kubelet_dir;
@@ -216,9 +215,18 @@ int main(int argc, char **argv) {
                 fputs(usage, stderr);
                 return EXIT_USAGE;
         }
-        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
-                if (streq(argv[optind], commands[i].name))
-                        return commands[i].fn(&cli, argc - optind, argv + optind);
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+                if (!streq(argv[optind], commands[i].name))
+                        continue;
+                /* An empty --host-mount-ns= is the default, whatever the environment says. */
+                if (km_host_new(host_ns && !*host_ns ? KM_HOST_MOUNT_NS_DEFAULT : host_ns, &cli.host, &err) < 0) {
+                        cli_error("%s", err.message);
+                        return EXIT_USAGE;
+                }
+                r = commands[i].fn(&cli, argc - optind, argv + optind);
+                km_host_free(cli.host);
+                return r;
+        }
         cli_error("unknown command '%s'\nTry 'kubemount --help'.", argv[optind]);
         return EXIT_USAGE;
 }

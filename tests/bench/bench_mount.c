@@ -126,6 +126,7 @@ void bench_p1b(const char *label, long n) {
         double *lib = calloc(n, sizeof(double)), *raw = calloc(n, sizeof(double));
         double *host = calloc(n, sizeof(double)), *rawhost = calloc(n, sizeof(double));
         struct km_mount_spec *s = km_mount_spec_new();
+        struct km_host *h = NULL;
         struct km_error err = { 0 };
         int self_b = -1;
         struct result *r;
@@ -134,8 +135,8 @@ void bench_p1b(const char *label, long n) {
         snprintf(target, sizeof(target), "%s/p1b", workdir);
         mkdir(target, 0755);
         if (!s || km_mount_spec_set_source(s, "none") < 0 || km_mount_spec_set_target(s, target) < 0 ||
-            km_mount_spec_set_fstype(s, "tmpfs") < 0) {
-                fail("km_mount_spec: out of memory");
+            km_mount_spec_set_fstype(s, "tmpfs") < 0 || km_host_new(hostns, &h, &err) < 0) {
+                fail("km_mount_spec, km_host: out of memory");
                 goto out;
         }
         say("P1b %s: km_mount+km_umount in-process, %ld runs each ...", label, n);
@@ -145,7 +146,8 @@ void bench_p1b(const char *label, long n) {
                 for (int k = 0; k < 2; k++) {
                         if ((i + k) % 2 == 0) {
                                 t = now();
-                                if (km_mount(s, NULL, &err) < 0 || km_umount(target, NULL, 0, 0, NULL, &err) < 0) {
+                                if (km_mount(NULL, s, NULL, &err) < 0 ||
+                                    km_umount(NULL, target, NULL, 0, 0, NULL, &err) < 0) {
                                         fail("library: %s", err.message);
                                         goto out;
                                 }
@@ -173,14 +175,14 @@ void bench_p1b(const char *label, long n) {
                 for (int k = 0; k < 2; k++) {
                         if ((i + k) % 2 == 0) {
                                 t = now();
-                                if (km_mount_in_host(hostns, s, NULL, &err) < 0 ||
-                                    km_umount_in_host(hostns, target, NULL, 0, 0, NULL, &err) < 0) {
+                                if (km_mount(h, s, NULL, &err) < 0 ||
+                                    km_umount(h, target, NULL, 0, 0, NULL, &err) < 0) {
                                         fail("library: %s", err.message);
                                         goto out;
                                 }
                                 host[i] = now() - t;
                                 if (i == 0 && is_mount_point_raw(target)) {
-                                        fail("km_mount_in_host left a mount in the caller namespace");
+                                        fail("km_mount with a host left a mount in the caller namespace");
                                         goto out;
                                 }
                         } else {
@@ -201,7 +203,7 @@ void bench_p1b(const char *label, long n) {
                         }
                 }
         }
-        snprintf(name, sizeof(name), "P1b %s: km_{mount,umount}_in_host vs setns+mount+umount+setns", label);
+        snprintf(name, sizeof(name), "P1b %s: km_{mount,umount} in a km_host vs setns+mount+umount+setns", label);
         r = add_result(name, median(host, n), median(rawhost, n));
         note(r, "called from a child namespace; peer = raw syscalls with the same setns pair");
 out:
@@ -209,6 +211,7 @@ out:
                 close(self_b);
         enter(ns_a);
         km_mount_spec_free(s);
+        km_host_free(h);
         free(lib);
         free(raw);
         free(host);

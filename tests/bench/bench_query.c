@@ -41,7 +41,7 @@ static double time_is_mount_point(const char *path, long calls, bool compat) {
                 for (long b = 0; b < batches; b++) {
                         double t = now();
                         for (int i = 0; i < BATCH; i++)
-                                if (km_is_mount_point(path, &err) != 1) {
+                                if (km_is_mount_point(NULL, path, &err) != 1) {
                                         fprintf(stderr, "km_is_mount_point(%s) != 1: %s\n", path, err.message);
                                         _exit(1);
                                 }

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
 
-        r = km_mount_table_load(path, &t, &err);
+        r = km_mount_table_load(NULL, path, &t, &err);
         if (r < 0) {
                 check(t == NULL);
                 check(err.code == r);

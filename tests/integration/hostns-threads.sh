@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# km_hostns_run is safe in multi-threaded callers: hostns-threads.c mounts
+# A km_host is safe in multi-threaded callers: hostns-threads.c mounts
 # from worker threads into the host namespace while another thread checks
 # that it stays in the caller's namespace; run from a namespace of its own.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }

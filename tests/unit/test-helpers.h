@@ -97,7 +97,7 @@ static inline void test_unlink_and_free(char *path) {
 static inline struct km_mount_table *test_load_fixture(const char *name) {
         struct km_mount_table *t = NULL;
         struct km_error err = {};
-        int r = km_mount_table_load(test_data_path(name), &t, &err);
+        int r = km_mount_table_load(NULL, test_data_path(name), &t, &err);
 
         if (r < 0)
                 fail_msg("loading %s: %d %s", name, r, err.message);

@@ -294,7 +294,7 @@ static void test_mount_double_dash_before_dash_source(void **state) {
         assert_string_equal(a.spec->source, "-oro,--target=/etc");
         assert_string_equal(a.spec->target, "/t");
         assert_null(a.spec->options);
-        assert_int_equal(km_mount(a.spec, &excode, &err), -EINVAL);
+        assert_int_equal(km_mount(NULL, a.spec, &excode, &err), -EINVAL);
         assert_int_equal(excode, MNT_EX_USAGE);
         assert_non_null(strstr(err.message, "starts with '-'"));
         mount_args_done(&a);
@@ -302,7 +302,7 @@ static void test_mount_double_dash_before_dash_source(void **state) {
         assert_int_equal(parse_mount(ARGV("mount", "-o", "bind", "--", "/a", "-t"), &a), 0);
         assert_string_equal(a.spec->target, "-t");
         assert_null(a.spec->fstype);
-        assert_int_equal(km_mount(a.spec, &excode, &err), -EINVAL);
+        assert_int_equal(km_mount(NULL, a.spec, &excode, &err), -EINVAL);
         assert_int_equal(excode, MNT_EX_USAGE);
         mount_args_done(&a);
 }

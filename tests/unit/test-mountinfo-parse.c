@@ -145,7 +145,7 @@ static void load_one_long_target(size_t len) {
                                        "3 1 8:1 / /after rw - ext4 /dev/sda1 rw\n",
                              target) > 0);
         file = test_write_temp_string(text);
-        assert_int_equal(km_mount_table_load(file, &t, &err), 0);
+        assert_int_equal(km_mount_table_load(NULL, file, &t, &err), 0);
         assert_int_equal(km_mount_table_size(t), 3);
         assert_int_equal(km_mount_id(test_find(t, target)), 2);
         assert_int_equal(strlen(km_mount_target(km_mount_table_at(t, 1))), len);
@@ -184,7 +184,7 @@ static void test_huge_table(void **state) {
         assert_int_equal(fclose(f), 0);
         file = test_write_temp(text, size);
 
-        assert_int_equal(km_mount_table_load(file, &t, &err), 0);
+        assert_int_equal(km_mount_table_load(NULL, file, &t, &err), 0);
         assert_int_equal(km_mount_table_size(t), HUGE_TABLE_MOUNTS + 1);
         assert_int_equal(km_mount_id(km_mount_table_at(t, HUGE_TABLE_MOUNTS)), 100 + HUGE_TABLE_MOUNTS - 1);
         assert_null(km_mount_table_at(t, HUGE_TABLE_MOUNTS + 1));
@@ -210,7 +210,7 @@ static void expect_bad_line(const char *path, int line) {
         struct km_mount_table *t = NULL;
         struct km_error err = {};
         char want[32];
-        int r = km_mount_table_load(path, &t, &err);
+        int r = km_mount_table_load(NULL, path, &t, &err);
 
         test_note("%s: %d %s", path, r, err.message);
         assert_int_equal(r, -EBADMSG);
@@ -272,7 +272,7 @@ static void test_bad_line_number_counts_blank_lines(void **state) {
 static void expect_no_mounts_error(const char *path) {
         struct km_mount_table *t = NULL;
         struct km_error err = {};
-        int r = km_mount_table_load(path, &t, &err);
+        int r = km_mount_table_load(NULL, path, &t, &err);
 
         test_note("%s: %d %s", path, r, err.message);
         assert_int_equal(r, -EBADMSG);
@@ -307,7 +307,7 @@ static void test_random_bytes_never_crash(void **state) {
                 for (size_t i = 0; i < n; i++)
                         buf[i] = (seed = seed * 1103515245 + 12345) >> 16;
                 file = test_write_temp(buf, n);
-                r = km_mount_table_load(file, &t, &err);
+                r = km_mount_table_load(NULL, file, &t, &err);
                 if (r < 0) {
                         assert_null(t);
                         assert_int_equal(err.code, r);
@@ -324,7 +324,7 @@ static void test_missing_file(void **state) {
         struct km_error err = {};
         const char *path = test_data_path("mountinfo/does-not-exist");
 
-        assert_int_equal(km_mount_table_load(path, &t, &err), -ENOENT);
+        assert_int_equal(km_mount_table_load(NULL, path, &t, &err), -ENOENT);
         assert_null(t);
         assert_non_null(strstr(err.message, path));
 }
@@ -332,10 +332,11 @@ static void test_missing_file(void **state) {
 static void test_error_object_is_optional(void **state) {
         struct km_mount_table *t = NULL;
 
-        assert_int_equal(km_mount_table_load(test_data_path("mountinfo/malformed/truncated-line.mountinfo"), &t, NULL),
+        assert_int_equal(km_mount_table_load(NULL, test_data_path("mountinfo/malformed/truncated-line.mountinfo"), &t,
+                                             NULL),
                          -EBADMSG);
         assert_null(t);
-        assert_int_equal(km_mount_table_load(test_data_path("mountinfo/escapes.mountinfo"), &t, NULL), 0);
+        assert_int_equal(km_mount_table_load(NULL, test_data_path("mountinfo/escapes.mountinfo"), &t, NULL), 0);
         km_mount_table_free(t);
 }
 
@@ -345,7 +346,7 @@ static void test_null_path_reads_own_mountinfo(void **state) {
 
         if (access("/proc/self/mountinfo", R_OK) < 0)
                 skip();
-        assert_int_equal(km_mount_table_load(NULL, &t, &err), 0);
+        assert_int_equal(km_mount_table_load(NULL, NULL, &t, &err), 0);
         assert_true(km_mount_table_size(t) > 0);
         assert_non_null(km_mount_table_find_target(t, "/"));
         km_mount_table_free(t);

@@ -76,9 +76,9 @@ static void test_features_as_configured(void **state) {
 static void test_root_is_a_mount_point(void **state) {
         struct km_error err = {};
 
-        assert_int_equal(km_is_mount_point("/", &err), 1);
-        assert_int_equal(km_is_mount_point("//", &err), 1);
-        assert_int_equal(km_is_mount_point("/.", NULL), 1);
+        assert_int_equal(km_is_mount_point(NULL, "/", &err), 1);
+        assert_int_equal(km_is_mount_point(NULL, "//", &err), 1);
+        assert_int_equal(km_is_mount_point(NULL, "/.", NULL), 1);
 }
 
 static void test_proc_is_a_mount_point(void **state) {
@@ -86,23 +86,23 @@ static void test_proc_is_a_mount_point(void **state) {
 
         if (!proc_is_mounted())
                 skip();
-        assert_int_equal(km_is_mount_point("/proc", &err), 1);
-        assert_int_equal(km_is_mount_point("/proc/", &err), 1);
-        assert_int_equal(km_is_mount_point("/proc/self", &err), 0);
-        assert_int_equal(km_is_mount_point("/proc/self/fd", &err), 0);
+        assert_int_equal(km_is_mount_point(NULL, "/proc", &err), 1);
+        assert_int_equal(km_is_mount_point(NULL, "/proc/", &err), 1);
+        assert_int_equal(km_is_mount_point(NULL, "/proc/self", &err), 0);
+        assert_int_equal(km_is_mount_point(NULL, "/proc/self/fd", &err), 0);
 }
 
 static void test_fresh_temp_dir_is_not_a_mount_point(void **state) {
         struct fixture *f = *state;
         struct km_error err = {};
 
-        assert_int_equal(km_is_mount_point(f->dir, &err), 0);
+        assert_int_equal(km_is_mount_point(NULL, f->dir, &err), 0);
 }
 
 static void test_regular_file_is_not_a_mount_point(void **state) {
         struct fixture *f = *state;
         struct km_error err = {};
-        int r = km_is_mount_point(f->file, &err);
+        int r = km_is_mount_point(NULL, f->file, &err);
 
         if (r < 0)
                 fail_msg("%s: %d %s", f->file, r, err.message);
@@ -113,7 +113,7 @@ static void test_symlink_to_root_is_followed(void **state) {
         struct fixture *f = *state;
         struct km_error err = {};
 
-        assert_int_equal(km_is_mount_point(f->link, &err), 1);
+        assert_int_equal(km_is_mount_point(NULL, f->link, &err), 1);
 }
 
 static void test_missing_path_is_enoent(void **state) {
@@ -122,10 +122,10 @@ static void test_missing_path_is_enoent(void **state) {
         char *missing = NULL;
 
         assert_true(asprintf(&missing, "%s/missing", f->dir) > 0);
-        assert_int_equal(km_is_mount_point(missing, &err), -ENOENT);
+        assert_int_equal(km_is_mount_point(NULL, missing, &err), -ENOENT);
         assert_int_equal(err.code, -ENOENT);
         assert_non_null(strstr(err.message, missing));
-        assert_int_equal(km_is_mount_point(missing, NULL), -ENOENT);
+        assert_int_equal(km_is_mount_point(NULL, missing, NULL), -ENOENT);
         free(missing);
 }
 
@@ -134,15 +134,15 @@ static void test_path_through_a_file_is_enotdir(void **state) {
         char *below = NULL;
 
         assert_true(asprintf(&below, "%s/sub", f->file) > 0);
-        assert_int_equal(km_is_mount_point(below, NULL), -ENOTDIR);
+        assert_int_equal(km_is_mount_point(NULL, below, NULL), -ENOTDIR);
         free(below);
 }
 
 static void test_empty_path_is_einval(void **state) {
         struct km_error err = {};
 
-        assert_int_equal(km_is_mount_point("", &err), -EINVAL);
-        assert_int_equal(km_is_mount_point(NULL, &err), -EINVAL);
+        assert_int_equal(km_is_mount_point(NULL, "", &err), -EINVAL);
+        assert_int_equal(km_is_mount_point(NULL, NULL, &err), -EINVAL);
 }
 
 static void test_corrupted_mount_errors(void **state) {
@@ -158,62 +158,70 @@ static void test_corrupted_mount_errors(void **state) {
 /* ---- km_mount_info_of ---- */
 
 static void test_mount_info_of_root(void **state) {
-        struct km_mount_info info;
+        struct km_mount_info *info = NULL;
         struct km_error err = {};
 
         if (!proc_is_mounted())
                 skip();
-        assert_int_equal(km_mount_info_of("/", &info, &err), 0);
-        assert_true(info.is_mount_point);
-        assert_string_equal(info.target, "/");
-        assert_true(info.mount_id > 0);
+        assert_int_equal(km_mount_info_of(NULL, "/", &info, &err), 0);
+        assert_true(km_mount_info_is_mount_point(info));
+        assert_string_equal(km_mount_info_target(info), "/");
+        assert_true(km_mount_info_id(info) > 0);
+        km_mount_info_free(info);
 }
 
 static void test_mount_info_of_proc_matches_mountinfo(void **state) {
-        struct km_mount_info info;
+        struct km_mount_info *info = NULL;
         struct km_mount_table *t = NULL;
         const struct km_mount *m;
         struct km_error err = {};
 
         if (!proc_is_mounted())
                 skip();
-        assert_int_equal(km_mount_info_of("/proc", &info, &err), 0);
-        assert_true(info.is_mount_point);
-        assert_string_equal(info.target, "/proc");
+        assert_int_equal(km_mount_info_of(NULL, "/proc", &info, &err), 0);
+        assert_true(km_mount_info_is_mount_point(info));
+        assert_string_equal(km_mount_info_target(info), "/proc");
 
-        assert_int_equal(km_mount_table_load(NULL, &t, &err), 0);
+        assert_int_equal(km_mount_table_load(NULL, NULL, &t, &err), 0);
         m = km_mount_table_find_target(t, "/proc");
         assert_non_null(m);
-        assert_int_equal(info.mount_id, km_mount_id(m));
-        assert_int_equal(info.propagation, km_mount_propagation(m));
-        assert_int_equal(info.peer_group, km_mount_peer_group(m));
-        assert_int_equal(info.master, km_mount_master(m));
+        assert_int_equal(km_mount_info_id(info), km_mount_id(m));
+        assert_int_equal(km_mount_info_propagation(info), km_mount_propagation(m));
+        assert_int_equal(km_mount_info_peer_group(info), km_mount_peer_group(m));
+        assert_int_equal(km_mount_info_master(info), km_mount_master(m));
         km_mount_table_free(t);
+        km_mount_info_free(info);
 }
 
 static void test_mount_info_of_temp_dir_names_its_mount(void **state) {
         struct fixture *f = *state;
-        struct km_mount_info info;
+        struct km_mount_info *info = NULL;
         struct km_error err = {};
+        const char *target;
 
         if (!proc_is_mounted())
                 skip();
-        assert_int_equal(km_mount_info_of(f->dir, &info, &err), 0);
-        assert_false(info.is_mount_point);
-        assert_true(info.target[0] == '/');
+        assert_int_equal(km_mount_info_of(NULL, f->dir, &info, &err), 0);
+        assert_false(km_mount_info_is_mount_point(info));
+        target = km_mount_info_target(info);
+        assert_true(target[0] == '/');
         /* The holding mount is an ancestor of the directory. */
-        assert_true(strcmp(info.target, "/") == 0 ||
-                    (strncmp(f->dir, info.target, strlen(info.target)) == 0 && f->dir[strlen(info.target)] == '/'));
-        assert_int_equal(km_mount_info_of(f->file, &info, &err), 0);
-        assert_false(info.is_mount_point);
+        assert_true(strcmp(target, "/") == 0 ||
+                    (strncmp(f->dir, target, strlen(target)) == 0 && f->dir[strlen(target)] == '/'));
+        km_mount_info_free(info);
+        info = NULL;
+        assert_int_equal(km_mount_info_of(NULL, f->file, &info, &err), 0);
+        assert_false(km_mount_info_is_mount_point(info));
+        km_mount_info_free(info);
 }
 
 static void test_mount_info_of_missing_path(void **state) {
-        struct km_mount_info info;
+        struct km_mount_info *info = NULL;
         struct km_error err = {};
 
-        assert_int_equal(km_mount_info_of("/nonexistent-kubemount-unit/x", &info, &err), -ENOENT);
+        assert_int_equal(km_mount_info_of(NULL, "/nonexistent-kubemount-unit/x", &info, &err), -ENOENT);
         assert_non_null(strstr(err.message, "/nonexistent-kubemount-unit/x"));
+        assert_null(info);
 }
 
 int main(void) {

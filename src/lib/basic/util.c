@@ -109,6 +109,12 @@ char *path_absolute(const char *p) {
         return r ? path_simplify(r) : NULL;
 }
 
+KM_EXPORT void km_strv_free(char **strv) {
+        for (char **s = strv; s && *s; s++)
+                free(*s);
+        free(strv);
+}
+
 char **argv_copy(int argc, char *const *argv) {
         char **c = calloc(argc + 1, sizeof(char *));
 

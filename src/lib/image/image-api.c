@@ -6,7 +6,7 @@
 #include "image-resolve.h"
 
 struct km_image_options {
-        char *store_dir, *host_ns, *certs_dir, *os, *arch, *variant;
+        char *store_dir, *certs_dir, *os, *arch, *variant;
         char **insecure, **auth_files;
         size_t n_insecure, n_auth_files;
         int progress_fd;
@@ -25,7 +25,6 @@ KM_EXPORT void km_image_options_free(struct km_image_options *o) {
         if (!o)
                 return;
         free(o->store_dir);
-        free(o->host_ns);
         free(o->certs_dir);
         free(o->os);
         free(o->arch);
@@ -50,9 +49,6 @@ static int add(char ***v, size_t *n, const char *value) {
 KM_EXPORT int km_image_options_set_store_dir(struct km_image_options *o, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
         return dir && !abs ? -ENOMEM : free_and_strdup(&o->store_dir, abs);
-}
-KM_EXPORT int km_image_options_set_host_mount_ns(struct km_image_options *o, const char *ns_path) {
-        return free_and_strdup(&o->host_ns, ns_path);
 }
 KM_EXPORT int km_image_options_add_insecure_registry(struct km_image_options *o, const char *host_port) {
         return !host_port || !*host_port || strchr(host_port, '/') ? -EINVAL
@@ -131,8 +127,8 @@ static int call_in_host(void *userdata, struct km_error *err) {
 }
 
 /* Runs the call in the host mount namespace (where the store is) and hands back its JSON. */
-static int run_call(struct call *c, char **json, struct km_error *err) {
-        int r = km_hostns_run(c->o ? c->o->host_ns : NULL, call_in_host, c, err);
+static int run_call(const struct km_host *h, struct call *c, char **json, struct km_error *err) {
+        int r = km_host_run(h, call_in_host, c, err);
 
         if (r >= 0 && json && c->result && !(*json = json_dumps(c->result, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 r = -ENOMEM;
@@ -140,20 +136,22 @@ static int run_call(struct call *c, char **json, struct km_error *err) {
         return r;
 }
 
-KM_EXPORT int km_image_pull(const struct km_image_options *o, const char *ref, char **json, struct km_error *err) {
+KM_EXPORT int km_image_pull(const struct km_host *h, const struct km_image_options *o, const char *ref, char **json,
+                            struct km_error *err) {
         struct call c = { OP_PULL, o, ref };
-        return run_call(&c, json, err);
+        return run_call(h, &c, json, err);
 }
 
-KM_EXPORT int km_image_import(const struct km_image_options *o, const char *source, const char *name, char **json,
-                              struct km_error *err) {
+KM_EXPORT int km_image_import(const struct km_host *h, const struct km_image_options *o, const char *source,
+                              const char *name, char **json, struct km_error *err) {
         struct call c = { OP_IMPORT, o, source, name };
-        return run_call(&c, json, err);
+        return run_call(h, &c, json, err);
 }
 
-KM_EXPORT int km_image_list(const struct km_image_options *o, char **json, struct km_error *err) {
+KM_EXPORT int km_image_list(const struct km_host *h, const struct km_image_options *o, char **json,
+                            struct km_error *err) {
         struct call c = { OP_LIST, o };
-        int r = km_hostns_run(o ? o->host_ns : NULL, call_in_host, &c, err);
+        int r = km_host_run(h, call_in_host, &c, err);
         json_t *doc = r >= 0 ? json_pack("{s:O}", "images", c.result) : NULL;
 
         if (r >= 0 && (!doc || !(*json = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS))))
@@ -163,15 +161,16 @@ KM_EXPORT int km_image_list(const struct km_image_options *o, char **json, struc
         return r;
 }
 
-KM_EXPORT int km_image_remove(const struct km_image_options *o, const char *ref, char *const *keep_rootfs,
-                              struct km_error *err) {
+KM_EXPORT int km_image_remove(const struct km_host *h, const struct km_image_options *o, const char *ref,
+                              char *const *keep_rootfs, struct km_error *err) {
         struct call c = { OP_REMOVE, o, ref, NULL, keep_rootfs };
-        return run_call(&c, NULL, err);
+        return run_call(h, &c, NULL, err);
 }
 
-int image_resolve_for_vcs(const struct km_image_options *o, const char *ref, json_t **ret, struct km_error *err) {
+int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, json_t **ret,
+                          struct km_error *err) {
         struct call c = { OP_RESOLVE, o, ref };
-        int r = km_hostns_run(o ? o->host_ns : NULL, call_in_host, &c, err);
+        int r = km_host_run(h, call_in_host, &c, err);
 
         if (r >= 0)
                 *ret = c.result;

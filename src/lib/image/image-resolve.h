@@ -6,5 +6,6 @@
 
 #include "util.h"
 
-/* REF's record (pulled when missing), resolved in the host's mount namespace. */
-int image_resolve_for_vcs(const struct km_image_options *o, const char *ref, json_t **ret, struct km_error *err);
+/* REF's record (pulled when missing), resolved in h's mount namespace. */
+int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, json_t **ret,
+                          struct km_error *err);

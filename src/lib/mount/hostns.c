@@ -9,11 +9,7 @@
 #include <sched.h>
 #include <sys/stat.h>
 
-#include "util.h"
-
-static const char *ns_or_default(const char *ns_path) {
-        return ns_path && *ns_path ? ns_path : KM_HOST_MOUNT_NS_DEFAULT;
-}
+#include "hostns.h"
 
 static int same_ns(int fd_a, int fd_b) {
         struct stat a, b;
@@ -37,21 +33,45 @@ static int open_namespaces(const char *path, int *ret_target, int *ret_self, str
         return r < 0 ? error_set(err, r, "host mount namespace %s", path) : r;
 }
 
-KM_EXPORT int km_hostns_is_current(const char *ns_path, struct km_error *err) {
+KM_EXPORT int km_host_new(const char *mount_ns, struct km_host **ret, struct km_error *err) {
+        const char *env = getenv("KUBEMOUNT_HOST_MOUNT_NS");
+        struct km_host *h;
+
+        if (!mount_ns || !*mount_ns)
+                mount_ns = env && *env ? env : KM_HOST_MOUNT_NS_DEFAULT;
+        h = calloc(1, sizeof(*h));
+        if (!h || !(h->mount_ns = strdup(mount_ns))) {
+                free(h);
+                return error_set(err, -ENOMEM, "host mount namespace %s", mount_ns);
+        }
+        *ret = h;
+        return 0;
+}
+
+KM_EXPORT void km_host_free(struct km_host *h) {
+        if (!h)
+                return;
+        free(h->mount_ns);
+        free(h);
+}
+
+KM_EXPORT int km_host_is_current(const struct km_host *h, struct km_error *err) {
         _cleanup_close_ int target = -EBADF, self = -EBADF;
 
-        return open_namespaces(ns_or_default(ns_path), &target, &self, err);
+        return h ? open_namespaces(h->mount_ns, &target, &self, err) : 1;
 }
 
 /* Set when a thread could not come back: it must not be used for another switch. */
 static __thread bool stranded;
 
-KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struct km_error *err), void *userdata,
-                            struct km_error *err) {
+KM_EXPORT int km_host_run(const struct km_host *h, int (*fn)(void *userdata, struct km_error *err), void *userdata,
+                          struct km_error *err) {
         _cleanup_close_ int target = -EBADF, self = -EBADF, root = -EBADF, cwd = -EBADF;
-        const char *path = ns_or_default(ns_path);
+        const char *path = h ? h->mount_ns : NULL;
         int r, back;
 
+        if (!h)
+                return fn(userdata, err); /* the calling thread's own namespace */
         if (stranded)
                 return error_set_plain(err, -EIO, "this thread could not return from a host mount namespace earlier");
         r = open_namespaces(path, &target, &self, err);
@@ -80,4 +100,33 @@ KM_EXPORT int km_hostns_run(const char *ns_path, int (*fn)(void *userdata, struc
                 return error_set(err, back, "return from host mount namespace %s", path);
         }
         return r;
+}
+
+struct path_call {
+        const char *path;
+        int (*fn)(const char *path, void *userdata, struct km_error *err);
+        void *userdata;
+};
+
+static int path_call_run(void *userdata, struct km_error *err) {
+        struct path_call *c = userdata;
+        return c->fn(c->path, c->userdata, err);
+}
+
+int host_run_path(const struct km_host *h, const char *path,
+                  int (*fn)(const char *path, void *userdata, struct km_error *err), void *userdata,
+                  struct km_error *err) {
+        _cleanup_free_ char *abs = NULL;
+        struct path_call c = { path, fn, userdata };
+
+        if (!h)
+                return fn(path, userdata, err);
+        /* Absolute paths stay as given (messages show them so); relative ones are the caller's. */
+        if (path && *path && path[0] != '/') {
+                abs = path_absolute(path);
+                if (!abs)
+                        return error_set(err, -ENOMEM, "%s", path);
+                c.path = abs;
+        }
+        return km_host_run(h, path_call_run, &c, err);
 }

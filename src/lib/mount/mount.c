@@ -12,9 +12,11 @@
 
 #include "options.h"
 #include "helper-cgroup.h"
+#include "hostns.h"
 #include "mount-identity.h"
 #include "mount-flags.h"
 #include "mount-spec.h"
+#include "mountpoint.h"
 #include "mounttable.h"
 #include "newmount.h"
 #include "resolve.h"
@@ -175,9 +177,9 @@ static int refuse_duplicate(const struct km_mount_spec *s, struct km_error *err)
 
         if (!s->source || spec_is_bind(s) || options_has(s->options, "remount"))
                 return 0;
-        if (km_is_mount_point(s->target, NULL) <= 0)
+        if (is_mount_point(s->target, NULL) <= 0)
                 return 0;
-        r = km_mount_table_load(NULL, &t, NULL);
+        r = mount_table_load(NULL, &t, NULL);
         if (r < 0)
                 return 0;
         m = km_mount_table_find_target(t, s->target);
@@ -417,7 +419,7 @@ static int verify_landed(const struct km_mount_spec *s, int target_fd, const str
         r = table_index_init(&index, before);
         ids = index.ids;
         if (r == 0)
-                r = km_mount_table_load(NULL, &after, err);
+                r = mount_table_load(NULL, &after, err);
         if (r < 0) {
                 _cleanup_close_ int top = -EBADF;
                 unsigned top_id, target_id;
@@ -493,7 +495,7 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
                 if (c->where->parent_fd < 0)
                         return error_set_plain(err, -EINVAL, "mount: %s: a target ending in '..' is not mounted on",
                                                s->target);
-                r = km_mount_table_load(NULL, &before, err);
+                r = mount_table_load(NULL, &before, err);
                 if (r < 0)
                         return r;
         }
@@ -538,7 +540,8 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
         return 0;
 }
 
-KM_EXPORT int km_mount(const struct km_mount_spec *s, int *excode, struct km_error *err) {
+/* km_mount() in the calling thread's namespace. */
+static int mount_here(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         _cleanup_(resolved_done) struct resolved where = { .parent_fd = -EBADF };
         _cleanup_free_ char *given = NULL, *options = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF;
@@ -627,13 +630,15 @@ struct host_call {
 
 static int mount_cb(void *userdata, struct km_error *err) {
         struct host_call *c = userdata;
-        return km_mount(c->spec, c->excode, err);
+        return mount_here(c->spec, c->excode, err);
 }
 
-KM_EXPORT int km_mount_in_host(const char *ns_path, const struct km_mount_spec *s, int *excode, struct km_error *err) {
+KM_EXPORT int km_mount(const struct km_host *h, const struct km_mount_spec *s, int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
         struct host_call c = { s, excode ? excode : &dummy };
 
-        *c.excode = MNT_EX_SYSERR;
-        return km_hostns_run(ns_path, mount_cb, &c, err);
+        if (!h)
+                return mount_here(s, excode, err);
+        *c.excode = MNT_EX_SYSERR; /* until the switch is made */
+        return km_host_run(h, mount_cb, &c, err);
 }

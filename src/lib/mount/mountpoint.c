@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 
 #include "mount-flags.h"
+#include "hostns.h"
 #include "mount-identity.h"
+#include "mounttable.h"
+#include "mountpoint.h"
 #include "syscalls.h"
 
 KM_EXPORT bool km_error_is_corrupted_mount(int r) {
@@ -97,7 +100,7 @@ static int is_mount_point_fallback(const char *path) {
         return id != pid;
 }
 
-KM_EXPORT int km_is_mount_point(const char *path, struct km_error *err) {
+int is_mount_point(const char *path, struct km_error *err) {
         struct statx stx;
         int r;
 
@@ -155,7 +158,7 @@ static int info_from_mountinfo(const char *path, struct km_mount_info *ret, stru
         r = fdinfo_mnt_id(fd, &id);
         if (r < 0)
                 return r;
-        r = km_mount_table_load(NULL, &t, err);
+        r = mount_table_load(NULL, &t, err);
         if (r < 0)
                 return r;
         r = -ENOENT;
@@ -175,11 +178,11 @@ static int info_from_mountinfo(const char *path, struct km_mount_info *ret, stru
         return r;
 }
 
-KM_EXPORT int km_mount_info_of(const char *path, struct km_mount_info *ret, struct km_error *err) {
+int mount_info_of(const char *path, struct km_mount_info *ret, struct km_error *err) {
         int r;
 
         memset(ret, 0, sizeof(*ret));
-        r = km_is_mount_point(path, err);
+        r = is_mount_point(path, err);
         if (r < 0)
                 return r;
         ret->is_mount_point = r;
@@ -189,4 +192,101 @@ KM_EXPORT int km_mount_info_of(const char *path, struct km_mount_info *ret, stru
         if (r < 0)
                 return error_set(err, r, "mount holding %s", path);
         return 0;
+}
+
+/* ---- the public calls: in the host's namespace ---- */
+
+static int is_mount_point_cb(const char *path, void *userdata _unused_, struct km_error *err) {
+        return is_mount_point(path, err);
+}
+
+KM_EXPORT int km_is_mount_point(const struct km_host *h, const char *path, struct km_error *err) {
+        return host_run_path(h, path, is_mount_point_cb, NULL, err);
+}
+
+static int mount_info_cb(const char *path, void *userdata, struct km_error *err) {
+        return mount_info_of(path, userdata, err);
+}
+
+KM_EXPORT int km_mount_info_of(const struct km_host *h, const char *path, struct km_mount_info **ret,
+                               struct km_error *err) {
+        _cleanup_free_ struct km_mount_info *i = NULL;
+        int r;
+
+        i = malloc(sizeof(*i));
+        if (!i)
+                return error_set(err, -ENOMEM, "mount holding %s", path ? path : "");
+        r = host_run_path(h, path, mount_info_cb, i, err);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(i);
+        return 0;
+}
+
+KM_EXPORT void km_mount_info_free(struct km_mount_info *i) {
+        free(i);
+}
+KM_EXPORT uint64_t km_mount_info_id(const struct km_mount_info *i) {
+        return i->mount_id;
+}
+KM_EXPORT unsigned km_mount_info_propagation(const struct km_mount_info *i) {
+        return i->propagation;
+}
+KM_EXPORT unsigned km_mount_info_peer_group(const struct km_mount_info *i) {
+        return i->peer_group;
+}
+KM_EXPORT unsigned km_mount_info_master(const struct km_mount_info *i) {
+        return i->master;
+}
+KM_EXPORT bool km_mount_info_is_mount_point(const struct km_mount_info *i) {
+        return i->is_mount_point;
+}
+KM_EXPORT const char *km_mount_info_target(const struct km_mount_info *i) {
+        return i->target;
+}
+
+struct refs_call {
+        char ***ret;
+        int n;
+};
+
+/*
+ * As GetMountRefs: a path that does not exist has no refs, nor has a
+ * corrupted mount (a warning says so); symlinks are followed first.
+ */
+static int refs_cb(const char *path, void *userdata, struct km_error *err) {
+        struct refs_call *c = userdata;
+        _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
+        _cleanup_free_ char *canonical = NULL;
+        struct stat st;
+        int r;
+
+        /* stat() first, as mount-utils' PathExists: realpath() alone does not ask a dead FUSE daemon. */
+        if (stat(path, &st) < 0 || !(canonical = realpath(path, NULL))) {
+                r = -errno;
+                if (r == -ENOENT || km_error_is_corrupted_mount(r)) {
+                        if (r != -ENOENT)
+                                log_msg(KM_LOG_WARNING, "refs %s: corrupted mount (%s), treated as unmounted", path,
+                                        strerror(-r));
+                        *c->ret = calloc(1, sizeof(char *));
+                        return *c->ret ? 0 : error_set(err, -ENOMEM, "refs %s", path);
+                }
+                return error_set(err, r, "refs %s", path);
+        }
+        r = mount_table_load(NULL, &t, err);
+        if (r < 0)
+                return r;
+        c->n = km_mount_table_refs(t, canonical, c->ret, err);
+        return c->n < 0 ? c->n : 0;
+}
+
+KM_EXPORT int km_mount_refs(const struct km_host *h, const char *path, char ***ret, struct km_error *err) {
+        struct refs_call c = { ret, 0 };
+        int r;
+
+        *ret = NULL;
+        if (!path)
+                return error_set(err, -EINVAL, "refs: no path");
+        r = host_run_path(h, path, refs_cb, &c, err);
+        return r < 0 ? r : c.n;
 }

@@ -2,9 +2,11 @@
 /* The mount table, parsed only through libmount; mountinfo path injectable. */
 #include "libmount-dl.h"
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "mount-flags.h"
+#include "hostns.h"
 #include "mount-identity.h"
 #include "mounttable.h"
 #include "util.h"
@@ -34,7 +36,7 @@ KM_EXPORT void km_mount_table_free(struct km_mount_table *t) {
         free(t->fs);
         free(t);
 }
-KM_EXPORT int km_mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
+int mount_table_load(const char *mountinfo, struct km_mount_table **ret, struct km_error *err) {
         _cleanup_(km_mount_table_freep) struct km_mount_table *t = NULL;
         _cleanup_(sym_mnt_free_iterp) struct libmnt_iter *it = NULL;
         struct libmnt_fs *fs;
@@ -156,12 +158,6 @@ KM_EXPORT unsigned km_mount_propagation(const struct km_mount *m) {
         return propagation_from_ms(flags);
 }
 
-KM_EXPORT void km_strv_free(char **strv) {
-        for (char **s = strv; s && *s; s++)
-                free(*s);
-        free(strv);
-}
-
 /*
  * GetMountRefs (k8s.io/mount-utils SearchMountPoints): the mount holding path
  * is the last one in table order at or above it (later mounts cover earlier
@@ -216,4 +212,13 @@ KM_EXPORT int km_mount_table_refs(const struct km_mount_table *t, const char *pa
         }
         *ret = refs;
         return (int)n;
+}
+
+static int table_load_cb(const char *mountinfo, void *userdata, struct km_error *err) {
+        return mount_table_load(mountinfo, userdata, err);
+}
+
+KM_EXPORT int km_mount_table_load(const struct km_host *h, const char *mountinfo, struct km_mount_table **ret,
+                                  struct km_error *err) {
+        return host_run_path(h, mountinfo, table_load_cb, ret, err);
 }

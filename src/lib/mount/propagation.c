@@ -2,9 +2,12 @@
 /* Mount propagation: set it (mount_setattr, else mount(2)) and ensure rshared. */
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "mount-flags.h"
+#include "hostns.h"
 #include "mount-spec.h"
+#include "mountpoint.h"
 #include "syscalls.h"
 
 /* "rshared" ... for messages. */
@@ -31,8 +34,7 @@ int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind,
         return 0;
 }
 
-KM_EXPORT int km_propagation_set(const char *path, enum km_propagation_kind kind, bool recursive,
-                                 struct km_error *err) {
+static int propagation_set_path(const char *path, enum km_propagation_kind kind, bool recursive, struct km_error *err) {
         _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
 
         if (fd < 0)
@@ -40,11 +42,54 @@ KM_EXPORT int km_propagation_set(const char *path, enum km_propagation_kind kind
         return propagation_set_fd(fd, path, kind, recursive, err);
 }
 
-KM_EXPORT int km_ensure_shared(const char *path, struct km_error *err) {
+struct propagation_call {
+        enum km_propagation_kind kind;
+        bool recursive;
+};
+
+static int propagation_cb(const char *path, void *userdata, struct km_error *err) {
+        struct propagation_call *c = userdata;
+        return propagation_set_path(path, c->kind, c->recursive, err);
+}
+
+KM_EXPORT int km_propagation_set(const struct km_host *h, const char *path, enum km_propagation_kind kind,
+                                 bool recursive, struct km_error *err) {
+        struct propagation_call c = { kind, recursive };
+
+        if (!path)
+                return error_set(err, -EINVAL, "make %s: no path", kind_name(kind, recursive));
+        return host_run_path(h, path, propagation_cb, &c, err);
+}
+
+/* path and its missing parents, as mkdir -p. */
+static int mkdir_p(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *s = copy + 1;; s++) {
+                if (*s != '/' && *s != '\0')
+                        continue;
+                char saved = *s;
+                *s = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = saved;
+                if (!saved)
+                        return 0;
+        }
+}
+
+static int ensure_shared(const char *path, void *userdata _unused_, struct km_error *err) {
         struct km_mount_info info;
         int r;
 
-        r = km_mount_info_of(path, &info, err);
+        if (!path || !*path)
+                return error_set(err, -EINVAL, "ensure shared: empty path");
+        r = mkdir_p(path);
+        if (r < 0)
+                return error_set(err, r, "create %s", path);
+        r = mount_info_of(path, &info, err);
         if (r < 0)
                 return r;
         if (info.propagation & KM_PROPAGATION_SHARED) {
@@ -56,6 +101,10 @@ KM_EXPORT int km_ensure_shared(const char *path, struct km_error *err) {
                         return error_set(err, -errno, "bind %s onto itself", path);
                 log_msg(KM_LOG_INFO, "bound %s onto itself", path);
         }
-        r = km_propagation_set(path, KM_MAKE_SHARED, true, err);
+        r = propagation_set_path(path, KM_MAKE_SHARED, true, err);
         return r < 0 ? r : 1;
+}
+
+KM_EXPORT int km_ensure_shared(const struct km_host *h, const char *path, struct km_error *err) {
+        return host_run_path(h, path, ensure_shared, NULL, err);
 }

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "mount-identity.h"
+#include "mounttable.h"
 #include "options.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -218,7 +219,7 @@ int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char
                         struct km_mount_table *tb = NULL;
                         const struct km_mount *m;
 
-                        helper = km_mount_table_load(NULL, &tb, NULL) == 0 &&
+                        helper = mount_table_load(NULL, &tb, NULL) == 0 &&
                                  (m = km_mount_table_find_target(tb, target)) &&
                                  host_helper_exists("umount", km_mount_fstype(m));
                         km_mount_table_free(tb);

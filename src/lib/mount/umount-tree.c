@@ -186,7 +186,7 @@ static void level_work(struct level *l) {
 
 static void *level_thread(void *userdata) {
         /*
-         * Stop sharing the caller's fs_struct right away: km_hostns_run's
+         * Stop sharing the caller's fs_struct right away: km_host_run's
          * setns() back needs it unshared, and a joined thread may not have
          * released it yet (exit_fs runs after the join wake-up).
          */
@@ -227,7 +227,7 @@ static void umount_level(struct level *l, unsigned flags) {
                 want = UMOUNT_THREADS_MAX;
         if (want > 1 && pthread_attr_init(&attr) == 0) {
                 pthread_attr_setstacksize(&attr, 256 * 1024);
-                /* New threads are in the calling thread's mount namespace (km_hostns_run). */
+                /* New threads are in the calling thread's mount namespace (km_host_run). */
                 for (; started < want - 1; started++)
                         if (pthread_create(&threads[started], &attr, level_thread, l) != 0)
                                 break;
@@ -356,7 +356,7 @@ static int table_with_path(int fd, struct km_mount_table **ret, char *path, size
                 if (n < 0)
                         return -errno;
                 path[n] = '\0';
-                r = km_mount_table_load(NULL, &t, err);
+                r = mount_table_load(NULL, &t, err);
                 if (r < 0)
                         return r;
                 n = readlink(link, again, sizeof(again) - 1);

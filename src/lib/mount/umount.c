@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 
 #include "libmount-dl.h"
+#include "hostns.h"
 #include "mount-identity.h"
+#include "mounttable.h"
 #include "options.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -34,8 +36,9 @@ static int open_target(const char *target, const char *confine, struct resolved 
         return error_set(err, fd, "umount: %s", target);
 }
 
-KM_EXPORT int km_umount(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
-                        struct km_error *err) {
+/* km_umount() in the calling thread's namespace. */
+static int umount_here(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
+                       struct km_error *err) {
         _cleanup_(resolved_done) struct resolved where = { .parent_fd = -EBADF };
         _cleanup_free_ char *abs = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -93,16 +96,20 @@ struct host_umount {
 
 static int umount_cb(void *userdata, struct km_error *err) {
         struct host_umount *u = userdata;
-        return km_umount(u->target, u->confine, u->flags, u->timeout_ms, u->excode, err);
+        return umount_here(u->target, u->confine, u->flags, u->timeout_ms, u->excode, err);
 }
 
-KM_EXPORT int km_umount_in_host(const char *ns_path, const char *target, const char *confine, unsigned flags,
-                                int timeout_ms, int *excode, struct km_error *err) {
+KM_EXPORT int km_umount(const struct km_host *h, const char *target, const char *confine, unsigned flags,
+                        int timeout_ms, int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
-        /* Relative to the caller's directory, which the switch would change. */
-        _cleanup_free_ char *abs = target && target[0] != '-' ? path_absolute(target) : NULL;
-        struct host_umount u = { abs ? abs : target, confine, flags, timeout_ms, excode ? excode : &dummy };
+        _cleanup_free_ char *abs = NULL;
+        struct host_umount u = { target, confine, flags, timeout_ms, excode ? excode : &dummy };
 
-        *u.excode = MNT_EX_SYSERR;
-        return km_hostns_run(ns_path, umount_cb, &u, err);
+        if (!h)
+                return umount_here(target, confine, flags, timeout_ms, excode, err);
+        /* Relative to the caller's directory, which the switch would change. */
+        if (target && target[0] != '-' && (abs = path_absolute(target)))
+                u.target = abs;
+        *u.excode = MNT_EX_SYSERR; /* until the switch is made */
+        return km_host_run(h, umount_cb, &u, err);
 }

@@ -114,10 +114,10 @@ static void *probe_main(void *arg) {
         int excode;
 
         /* Attributes from a forced sync: a dead FUSE root's cached ones would look fine. */
-        p->dead = km_error_is_corrupted_mount(km_is_mount_point(p->target, NULL));
+        p->dead = km_error_is_corrupted_mount(km_is_mount_point(NULL, p->target, NULL));
         if (p->dead) {
                 /* In this thread (no timeout, no child process): the deadline bounds it. */
-                p->umount_r = km_umount(p->target, p->kubelet_dir, KM_UMOUNT_CONFINE_REQUIRED, 0, &excode, &err);
+                p->umount_r = km_umount(NULL, p->target, p->kubelet_dir, KM_UMOUNT_CONFINE_REQUIRED, 0, &excode, &err);
                 snprintf(p->message, sizeof(p->message), "%s", err.message);
         }
         (void)!write(p->report, &p->index, sizeof(p->index));
@@ -194,7 +194,7 @@ static void gc_dead_mounts(const char *dir, json_t *actions) {
         size_t n = 0;
         int report[2];
 
-        if (km_mount_table_load(NULL, &t, NULL) < 0 || pipe2(report, O_CLOEXEC) < 0 ||
+        if (km_mount_table_load(NULL, NULL, &t, NULL) < 0 || pipe2(report, O_CLOEXEC) < 0 ||
             !(probes = calloc(km_mount_table_size(t) + 1, sizeof(*probes))))
                 return;
         /* The latest mounted first: a dead mount below another goes before it. */

@@ -12,6 +12,7 @@
 #include "agent-ops.h"
 #include "agent-workers.h"
 #include "launch.h"
+#include "mountpoint.h"
 #include "agent-protocol.h"
 #include "oci-runtime.h"
 #include "state-dir.h"
@@ -73,7 +74,7 @@ static json_t *shared_source_warnings(const struct container_spec *s) {
                 char text[9000];
 
                 if ((m->propagation & ~MS_REC) != MS_SHARED || !m->source ||
-                    km_mount_info_of(m->source, &info, NULL) < 0 || (info.propagation & KM_PROPAGATION_SHARED))
+                    mount_info_of(m->source, &info, NULL) < 0 || (info.propagation & KM_PROPAGATION_SHARED))
                         continue;
                 snprintf(text, sizeof(text),
                          "%s is on a %s mount in the host: mounts made in the container below %s will not reach "

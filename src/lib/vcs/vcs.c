@@ -15,6 +15,7 @@
 #include "spec.h"
 #include "state-dir.h"
 #include "tty-relay.h"
+#include "hostns.h"
 #include "image-resolve.h"
 #include "mount-flags.h"
 
@@ -157,10 +158,10 @@ static char **json_strv(json_t *a) {
         return v;
 }
 
-KM_EXPORT int km_vcs_set_image(struct km_vcs *v, const char *ref, const struct km_image_options *o,
-                               struct km_error *err) {
+KM_EXPORT int km_vcs_set_image(const struct km_host *h, struct km_vcs *v, const char *ref,
+                               const struct km_image_options *o, struct km_error *err) {
         _cleanup_json_ json_t *rec = NULL, *args = NULL;
-        int r = image_resolve_for_vcs(o, ref, &rec, err);
+        int r = image_resolve_for_vcs(h, o, ref, &rec, err);
 
         if (r < 0)
                 return r;
@@ -242,18 +243,17 @@ KM_EXPORT char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err)
 /* ---- talking to the agent ----------------------------------------------------- */
 
 struct km_agent {
-        char *state_dir, *host_ns;
+        char *state_dir;
+        struct km_host *host; /* a copy; NULL: the caller's own mount namespace */
 };
 
-KM_EXPORT int km_agent_new(const char *state_dir, const char *host_mount_ns, struct km_agent **ret) {
+KM_EXPORT int km_agent_new(const struct km_host *h, const char *state_dir, struct km_agent **ret) {
         struct km_agent *a = calloc(1, sizeof(*a));
 
         if (!state_dir)
                 state_dir = getenv("KUBEMOUNT_STATE_DIR");
-        if (!host_mount_ns)
-                host_mount_ns = getenv("KUBEMOUNT_HOST_MOUNT_NS");
         if (!a || !(a->state_dir = path_absolute(state_dir && *state_dir ? state_dir : STATE_DIR_DEFAULT)) ||
-            (host_mount_ns && !(a->host_ns = strdup(host_mount_ns)))) {
+            (h && km_host_new(h->mount_ns, &a->host, NULL) < 0)) {
                 km_agent_free(a);
                 return -ENOMEM;
         }
@@ -265,7 +265,7 @@ KM_EXPORT void km_agent_free(struct km_agent *a) {
         if (!a)
                 return;
         free(a->state_dir);
-        free(a->host_ns);
+        km_host_free(a->host);
         free(a);
 }
 
@@ -307,13 +307,14 @@ static int connect_in_host(void *userdata, struct km_error *err) {
 
 static int agent_connect(struct km_agent *a, struct km_error *err) {
         struct connect_args c = { a->state_dir, -EBADF, false };
-        int r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
+        int r = km_host_run(a->host, connect_in_host, &c, err);
 
         if ((r == -ENOENT || r == -ECONNREFUSED) && c.host_pidns) {
-                r = agent_spawn(a->state_dir, a->host_ns, err);
+                /* Without a host: where this thread is (opened before the fork, so the caller's thread's). */
+                r = agent_spawn(a->state_dir, a->host ? a->host->mount_ns : "/proc/thread-self/ns/mnt", err);
                 if (r < 0)
                         return r; /* err says why: a missing binary is not a missing socket */
-                r = km_hostns_run(a->host_ns, connect_in_host, &c, err);
+                r = km_host_run(a->host, connect_in_host, &c, err);
         }
         if (r == -ENOENT || r == -ECONNREFUSED)
                 return error_set_plain(err, r,
