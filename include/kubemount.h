@@ -42,12 +42,12 @@ typedef void (*km_log_fn)(int level, const char *message, void *userdata);
 void km_log_set(km_log_fn fn, void *userdata, int max_level);
 
 /*
- * Kernel feature use.  Every path that needs more than Linux 5.4 has a
+ * Kernel feature use.  On the mount path, everything newer than Linux 5.4 has a
  * fallback.  KUBEMOUNT_COMPAT in the environment forces fallbacks: "old-kernel"
- * is a 5.4 kernel (no statx mount attributes, statmount or mount_setattr),
- * "no-mount-api" also drops open_tree/fsopen (pre-5.2), or a comma list of
- * statx, statmount, mount_setattr, mount_api.  km_features_disable() does the
- * same in-process.
+ * is a 5.4 kernel (no statx mount attributes, statmount, mount_setattr or
+ * close_range), "no-mount-api" also drops open_tree/fsopen (pre-5.2), or a
+ * comma list of statx, statmount, mount_setattr, mount_api, close_range,
+ * clone3, execveat.  km_features_disable() does the same in-process.
  */
 enum {
         KM_FEATURE_STATX_MNT = 1u << 0,     /* statx STATX_ATTR_MOUNT_ROOT / STATX_MNT_ID (5.8) */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 
 #include "cli.h"
+#include "syscalls.h"
 
 static const char usage[] =
         "Usage: kubemount [GLOBAL OPTIONS] COMMAND [ARGS]\n"
@@ -168,7 +169,7 @@ int main(int argc, char **argv) {
         int c, r;
 
         /* fds a caller leaked to us never reach a mount helper or its daemon. */
-        (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        (void)sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) >= 0)
                 switch (c) {

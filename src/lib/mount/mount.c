@@ -522,12 +522,7 @@ static int mount_with_libmount(void *userdata, int *excode, struct km_error *err
                 r = sym_mnt_context_syscall_called(cxt) ? -sym_mnt_context_get_syscall_errno(cxt) : -EINVAL;
                 if (r >= 0)
                         r = -EIO; /* a helper failed: the helper printed why */
-                if (err) {
-                        err->code = r;
-                        snprintf(err->message, sizeof(err->message), "mount: %s: %s", s->target,
-                                 *msg ? msg : "mount failed");
-                }
-                return r;
+                return error_set_plain(err, r, "mount: %s: %s", s->target, *msg ? msg : "mount failed");
         }
         if (by_path) {
                 r = verify_landed(s, target_fd, c->where, source_fd, before, err);
