@@ -13,7 +13,7 @@
 #include <curl/curl.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <openssl/evp.h>
 #include <sys/stat.h>
 #include <time.h>

@@ -2,7 +2,7 @@
 /* The agent's state, shared by its loop (agent.c) and its operations (agent-ops.c). */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <stdbool.h>
 #include <sys/types.h>
 
