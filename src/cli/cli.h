@@ -2,7 +2,7 @@
 /* The kubemount command: shared state of the subcommands. */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "util.h"
 

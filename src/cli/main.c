@@ -117,7 +117,7 @@ int cli_simple_options(struct cli *cli, int argc, char **argv, const char *help,
 }
 
 static void log_to_stderr(int level, const char *message, void *userdata _unused_) {
-        fprintf(stderr, "kubemount: %s%s\n", level <= KM_LOG_WARNING ? "warning: " : "", message);
+        fprintf(stderr, "kubemount: %s%s\n", level == KM_LOG_WARNING ? "warning: " : "", message);
 }
 
 void cli_log_setup(int verbose) {
@@ -148,6 +148,20 @@ static const struct {
         { "images", cmd_images },
         { "rmi", cmd_rmi },
 };
+
+/*
+ * The commands that touch JSON at most for --json, which loads jansson then
+ * (jansson-dl.h): the mount path starts with libc alone.  The others always
+ * use JSON, so it is loaded first: before any fork or namespace switch.
+ */
+static bool json_on_demand(const char *command) {
+        static const char *const names[] = { "setup", "check", "mount", "umount", "is-mountpoint", "refs", "list" };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (streq(command, names[i]))
+                        return true;
+        return false;
+}
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
@@ -219,6 +233,9 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 if (!streq(argv[optind], commands[i].name))
                         continue;
+                /* dlopen_jansson() logs why it failed; run and exec report their own failures as 125. */
+                if (!json_on_demand(commands[i].name) && dlopen_jansson() < 0)
+                        return streq(commands[i].name, "run") || streq(commands[i].name, "exec") ? 125 : EXIT_USAGE;
                 /* An empty --host-mount-ns= is the default, whatever the environment says. */
                 if (km_host_new(host_ns && !*host_ns ? KM_HOST_MOUNT_NS_DEFAULT : host_ns, &cli.host, &err) < 0) {
                         cli_error("%s", err.message);

@@ -26,6 +26,7 @@
 struct bench_options {
         const char *kubemount;
         const char *floor;    /* kubemount-bench-floor, libc only */
+        const char *baseline; /* another kubemount (e.g. main's), timed next to ours in start-up and P1 */
         const char *shim;     /* nsenter-compat's nsenter (P5) */
         const char *markdown; /* also write the table as markdown here */
         const char *rootfs;   /* a container root filesystem (P2, P2b, P6), NULL: skip them */

@@ -57,10 +57,18 @@ void bench_p1(const char *label, long n) {
         char *mu[] = { UMOUNT, target, NULL };
         char *fl_m[] = { (char *)opt.floor, hostns, (char *)"mount", target, NULL };
         char *fl_u[] = { (char *)opt.floor, hostns, (char *)"umount", target, NULL };
-        double *fl = calloc(n, sizeof(double));
-        int kinds = opt.floor ? 4 : 3;
+        char *bl_m[] = { (char *)opt.baseline, nsopt,          (char *)"mount", (char *)"-t",
+                         (char *)"tmpfs",      (char *)"none", target,          NULL };
+        char *bl_u[] = { (char *)opt.baseline, nsopt, (char *)"umount", target, NULL };
+        double *fl = calloc(n, sizeof(double)), *bl = calloc(n, sizeof(double));
+        /* What is timed, in an order rotated each round: 0 ours, 1 nsenter, 2 same ns, 3 floor, 4 baseline. */
+        int kind[5] = { 0, 1, 2 }, kinds = 3;
         struct result *r;
 
+        if (opt.floor)
+                kind[kinds++] = 3;
+        if (opt.baseline)
+                kind[kinds++] = 4;
         wait_quiet();
         snprintf(target, sizeof(target), "%s/p1", workdir);
         mkdir(target, 0755);
@@ -70,7 +78,7 @@ void bench_p1(const char *label, long n) {
         for (long i = 0; i < n; i++) {
                 double t;
                 for (int k = 0; k < kinds; k++) {
-                        int which = (int)((i + k) % kinds); /* rotate the order */
+                        int which = kind[(i + k) % kinds];
                         if (which == 0) {
                                 enter(ns_b);
                                 t = now();
@@ -89,12 +97,18 @@ void bench_p1(const char *label, long n) {
                                 if (!run_ok(mm) || !run_ok(mu))
                                         goto out;
                                 same[i] = now() - t;
-                        } else {
+                        } else if (which == 3) {
                                 enter(ns_b);
                                 t = now();
                                 if (!run_ok(fl_m) || !run_ok(fl_u))
                                         goto out;
                                 fl[i] = now() - t;
+                        } else {
+                                enter(ns_b);
+                                t = now();
+                                if (!run_ok(bl_m) || !run_ok(bl_u))
+                                        goto out;
+                                bl[i] = now() - t;
                         }
                 }
         }
@@ -112,8 +126,21 @@ void bench_p1(const char *label, long n) {
                 r = add_result(name, median(fl, n), median(ns, n));
                 note(r, "what two execs can do at best: kubemount-bench-floor, no library but libc");
         }
+        if (opt.baseline) {
+                double b = median(bl, n);
+
+                snprintf(name, sizeof(name), "P1 %s: baseline kubemount mount+umount vs nsenter -m mount+umount",
+                         label);
+                r = add_result(name, b, median(ns, n));
+                note(r, "--baseline %s, interleaved with the runs above", opt.baseline);
+                snprintf(name, sizeof(name), "P1 %s: baseline kubemount mount+umount vs mount+umount (same ns)", label);
+                add_result(name, b, median(same, n));
+                snprintf(name, sizeof(name), "P1 %s: kubemount mount+umount vs baseline kubemount", label);
+                add_result(name, o, b);
+        }
 out:
         enter(ns_a);
+        free(bl);
         free(fl);
         free(ours);
         free(ns);
@@ -237,6 +264,8 @@ void bench_startup(void) {
         double *ours = calloc(n, sizeof(double)), *peer = calloc(n, sizeof(double));
         char *v[] = { (char *)km(), (char *)"--version", NULL };
         char *t[] = { (char *)"/bin/true", NULL };
+        char *bv[] = { (char *)opt.baseline, (char *)"--version", NULL };
+        double *base = calloc(n, sizeof(double));
         struct result *r;
         int libs;
 
@@ -253,12 +282,24 @@ void bench_startup(void) {
                 if (!run_ok(t))
                         goto out;
                 peer[i] = now() - s;
+                if (opt.baseline) {
+                        s = now();
+                        if (!run_ok(bv))
+                                goto out;
+                        base[i] = now() - s;
+                }
         }
         libs = count_libs(km());
         r = add_result("start-up: kubemount --version exec vs /bin/true exec", median(ours, n), median(peer, n));
         note(r, "%ld runs; kubemount loads %d shared libraries (ldd, without vdso/ld.so); mount(8) %d, nsenter %d", n,
              libs, count_libs(MOUNT), count_libs(NSENTER));
+        if (opt.baseline) {
+                r = add_result("start-up: baseline kubemount --version exec vs /bin/true exec", median(base, n),
+                               median(peer, n));
+                note(r, "--baseline %s, loads %d shared libraries", opt.baseline, count_libs(opt.baseline));
+        }
 out:
+        free(base);
         free(ours);
         free(peer);
 }

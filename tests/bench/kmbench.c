@@ -148,7 +148,7 @@ done:
 }
 
 static void usage(void) {
-        puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH]\n"
+        puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH] [--baseline PATH]\n"
              "                       [--mounts N] [--peer-sizes N,M] [--scale X] [--quick] [--no-audit]\n"
              "                       [--rootfs DIR] [--markdown FILE]\n"
              "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,audit,helper]\n"
@@ -156,14 +156,16 @@ static void usage(void) {
              "nsenter and findmnt, kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
              "tests/lib/rootfs.sh) against crun run and runc run, and kubemount pull (P7:\n"
              "docker-registry on loopback) against skopeo copy + umoci unpack, in a throwaway\n"
-             "mount+PID namespace (root only).  Exit 0 when all benchmarks ran, 1 on an error,\n"
-             "77 when not root.");
+             "mount+PID namespace (root only).  --baseline: another kubemount binary (say, a\n"
+             "build of main), timed interleaved with ours in start-up and P1.  Exit 0 when all\n"
+             "benchmarks ran, 1 on an error, 77 when not root.");
 }
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "kubemount", required_argument, NULL, 'k' },
                 { "floor", required_argument, NULL, 'f' },
+                { "baseline", required_argument, NULL, 'b' },
                 { "nsenter-compat", required_argument, NULL, 'c' },
                 { "mounts", required_argument, NULL, 'n' },
                 { "peer-sizes", required_argument, NULL, 'p' },
@@ -186,6 +188,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'f':
                         opt.floor = optarg;
+                        break;
+                case 'b':
+                        opt.baseline = optarg;
                         break;
                 case 'c':
                         opt.shim = optarg;

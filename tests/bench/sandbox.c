@@ -228,12 +228,17 @@ static bool sandbox_setup(void) {
         snprintf(hostns, sizeof(hostns), "/proc/%d/ns/mnt", (int)holder_a);
         snprintf(nsopt, sizeof(nsopt), "--host-mount-ns=%s", hostns);
         snprintf(nsenter_opt, sizeof(nsenter_opt), "--mount=%s", hostns);
-        /* Belt and braces: a kubemount without --host-mount-ns stays in the sandbox too. */
+        /*
+         * Belt and braces: a kubemount without --host-mount-ns stays in the sandbox too.
+         * The work directory stands for the kubelet's root dir: kubemount refuses a
+         * target outside a kubelet dir nobody named (it could not confine it).
+         */
         {
-                char e[128];
+                char e[128], kd[300];
                 snprintf(e, sizeof(e), "KUBEMOUNT_HOST_MOUNT_NS=%s", hostns);
-                env_plain = make_env(e, NULL);
-                env_compat = make_env(e, "KUBEMOUNT_COMPAT=old-kernel");
+                snprintf(kd, sizeof(kd), "KUBEMOUNT_KUBELET_DIR=%s", workdir);
+                env_plain = make_env(e, kd);
+                env_compat = env_with(env_plain, "KUBEMOUNT_COMPAT=old-kernel", NULL);
         }
         return true;
 }

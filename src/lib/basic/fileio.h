@@ -2,7 +2,7 @@
 /* Files written atomically and read back with suspicion (see fileio.c). */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <stdbool.h>
 #include <sys/types.h>
 

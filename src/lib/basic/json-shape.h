@@ -8,7 +8,7 @@
  */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "util.h"
 

@@ -40,7 +40,7 @@ static inline void fclosep(FILE **f) {
                 fclose(*f);
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
-/* jansson's own json_decrefp(), for files that include <jansson.h>. */
+/* json_decrefp() of jansson-dl.h, for files that include it. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
 /* Declares a cleanup function freep_NAME for pointers of TYPE freed by FUNC. */

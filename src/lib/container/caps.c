@@ -3,9 +3,17 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <strings.h>
-#include <sys/capability.h>
 
 #include "caps.h"
+#include "libcap-dl.h"
+
+DEFINE_DLOPEN(libcap, "libcap.so.2", KM_LIBCAP_SYMBOLS)
+
+int caps_load(struct km_error *err) {
+        if (dlopen_libcap() < 0)
+                return error_set_plain(err, -EOPNOTSUPP, "capabilities: cannot load libcap (libcap.so.2)");
+        return 0;
+}
 
 /* cap_t is a pointer typedef; cap_free() takes any libcap allocation. */
 DEFINE_CLEANUP(struct _cap_struct, cap_free)
@@ -46,7 +54,7 @@ static void cap_names_fill(void) {
 }
 
 const char *caps_to_name(int cap) {
-        if (cap < 0 || cap >= CAPS_MAX)
+        if (cap < 0 || cap >= CAPS_MAX || dlopen_libcap() < 0)
                 return NULL;
         pthread_once(&cap_names_once, cap_names_fill);
         return cap_names[cap][0] ? cap_names[cap] : NULL;
@@ -56,7 +64,11 @@ int caps_from_name(const char *name) {
         const char *canonical;
         cap_value_t v;
 
-        if (!name || cap_from_name(name, &v) < 0 || v < 0 || v >= CAPS_MAX)
+        if (!name)
+                return -EINVAL;
+        if (dlopen_libcap() < 0)
+                return -EOPNOTSUPP;
+        if (cap_from_name(name, &v) < 0 || v < 0 || v >= CAPS_MAX)
                 return -EINVAL;
         /* libcap also takes numbers ("12"), trailing junk ("cap_chown "), prefixes: names only here. */
         canonical = caps_to_name(v);
@@ -87,10 +99,16 @@ static int caps_set_flags(cap_t c, cap_flag_t flag, uint64_t mask, int count) {
 
 int caps_apply(const struct caps_sets *sets, struct km_error *err) {
         _cleanup_(cap_freep) struct _cap_struct *c = NULL;
-        int count = caps_kernel_count();
-        uint64_t known = count >= CAPS_MAX ? UINT64_MAX : (1ULL << count) - 1;
+        int count;
+        uint64_t known;
         char buf[32];
         int r;
+
+        /* Checked, never loaded here: we are in the container (caps_load()). */
+        if (!__atomic_load_n(&libcap_ready, __ATOMIC_ACQUIRE))
+                return error_set_plain(err, -EOPNOTSUPP, "capabilities: libcap was not loaded before the fork");
+        count = caps_kernel_count();
+        known = count >= CAPS_MAX ? UINT64_MAX : (1ULL << count) - 1;
 
         /* The bounding set first: dropping needs CAP_SETPCAP, which the next step may remove. */
         for (int i = 0; i < count; i++) {
@@ -135,8 +153,11 @@ int caps_apply(const struct caps_sets *sets, struct km_error *err) {
 int caps_get_current(struct caps_sets *ret) {
         _cleanup_(cap_freep) struct _cap_struct *c = NULL;
         struct caps_sets s = {};
-        int count = caps_kernel_count();
+        int count;
 
+        if (dlopen_libcap() < 0)
+                return -EOPNOTSUPP;
+        count = caps_kernel_count();
         c = cap_get_proc();
         if (!c)
                 return -errno;

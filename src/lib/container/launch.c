@@ -557,6 +557,9 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         int fds[2], r, status;
         pid_t pid;
 
+        /* Here, not in the container: its command drops capabilities through libcap. */
+        if ((r = caps_load(err)) < 0)
+                return r;
         if (rq->host_mntns_fd >= 0 && setns(rq->host_mntns_fd, CLONE_NEWNS) < 0)
                 return error_set(err, -errno, "enter the host mount namespace");
         r = clone_trees(rq, &t, err);
@@ -691,6 +694,8 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
         int ns[ELEMENTSOF(order)];
         pid_t pid;
 
+        if (caps_load(err) < 0) /* here, not in the container (caps_apply()) */
+                return -EOPNOTSUPP;
         for (size_t i = 0; i < ELEMENTSOF(order); i++) {
                 char path[64];
 

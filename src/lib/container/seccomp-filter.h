@@ -2,7 +2,7 @@
 /* Seccomp filters for container processes, built with libseccomp. */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <linux/filter.h>
 
 #include "util.h"

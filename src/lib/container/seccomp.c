@@ -5,14 +5,15 @@
  * field is type-checked and anything malformed is -EINVAL naming the field.
  */
 #include <linux/seccomp.h>
-#include <seccomp.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 
 #include "json-shape.h"
+#include "libseccomp-dl.h"
 #include "seccomp-filter.h"
 #include "syscalls.h"
 
+DEFINE_DLOPEN(libseccomp, "libseccomp.so.2", KM_LIBSECCOMP_SYMBOLS)
 DEFINE_CLEANUP(void, seccomp_release)
 
 /* The largest errno a syscall can return (the kernel's MAX_ERRNO). */
@@ -316,6 +317,8 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
             (r = json_want_member(seccomp, &SECCOMP.at, "syscalls", JSON_ARRAY, false, &syscalls, err)) < 0)
                 return r;
 
+        if (dlopen_libseccomp() < 0)
+                return error_set_plain(err, -EOPNOTSUPP, "seccomp: cannot load libseccomp (libseccomp.so.2)");
         ctx = seccomp_init(default_action);
         if (!ctx)
                 return error_set(err, -ENOMEM, "seccomp: create a filter context");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The public image calls (kubemount.h): options, and each call run in the host's mount namespace. */
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "image.h"
 #include "image-resolve.h"

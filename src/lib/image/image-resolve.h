@@ -2,7 +2,7 @@
 /* Between the VCS client (vcs.c) and the image calls (image-api.c). */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "util.h"
 

@@ -9,7 +9,7 @@
  */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <stdbool.h>
 
 #include "registry.h"

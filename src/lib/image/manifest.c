@@ -6,7 +6,7 @@
  * the field ("manifest: layers[3].digest: not a sha256 digest").
  */
 #include <ctype.h>
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <limits.h>
 #include <strings.h>
 #include <sys/utsname.h>

@@ -9,7 +9,7 @@
  */
 #include <ctype.h>
 #include <fcntl.h>
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <openssl/evp.h>
 
 #include "libcrypto-dl.h"

@@ -6,7 +6,7 @@
  */
 #include <ctype.h>
 #include <curl/curl.h>
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "libcurl-dl.h"
 #include "registry-http.h"

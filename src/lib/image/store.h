@@ -19,7 +19,7 @@
  */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <stdbool.h>
 #include <stdint.h>
 

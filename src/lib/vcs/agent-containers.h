@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <stdbool.h>
 #include <sys/types.h>
 

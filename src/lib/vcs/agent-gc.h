@@ -2,7 +2,7 @@
 /* The agent's reconciliation: at start-up, and on `kubemount gc`. */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "agent-containers.h"
 

@@ -2,7 +2,7 @@
 /* The agent's operations on a client's request: run, exec, ps, stop, rm, logs, gc (agent-gc.h). */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 
 #include "agent-containers.h"
 

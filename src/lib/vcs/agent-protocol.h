@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include <jansson.h>
+#include "jansson-dl.h"
 #include <sys/types.h>
 
 #include "util.h"
