@@ -175,3 +175,17 @@ int exit_code_from_status(int status, int *ret_signal) {
 int exit_code_from_siginfo(const siginfo_t *si) {
         return si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
 }
+
+int stdio_install(const int stdio[3]) {
+        int moved[3];
+
+        /* Moved above 2 first: stdio[1] may be 0, which the first dup2 would replace. */
+        for (int i = 0; i < 3; i++)
+                if ((moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3)) < 0)
+                        return -errno;
+        for (int i = 0; i < 3; i++)
+                if (dup2(moved[i], i) < 0)
+                        return -errno;
+        (void)sys_close_range(3, ~0U, 0);
+        return 0;
+}

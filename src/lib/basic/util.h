@@ -117,6 +117,8 @@ bool host_helper_exists(const char *kind, const char *fstype);
  * and directories (another agent could not start, clients would hang).
  */
 void close_all_but(int *keep, size_t n);
+/* In a child about to exec: the fds stdio[] onto 0-2 (they may overlap), every other fd closed. */
+int stdio_install(const int stdio[3]);
 
 /*
  * A child's end as a shell reports it, from a wait status: its exit status,

@@ -328,18 +328,6 @@ static _Noreturn void print_error_and_exit(int code, const char *what, const cha
         _exit(code);
 }
 
-/* stdio onto 0-2 (they may overlap), everything else closed. */
-static void set_stdio(const int stdio[3]) {
-        int moved[3];
-
-        for (int i = 0; i < 3; i++)
-                moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3);
-        for (int i = 0; i < 3; i++)
-                if (moved[i] < 0 || dup2(moved[i], i) < 0)
-                        _exit(125);
-        (void)sys_close_range(3, ~0U, 0);
-}
-
 struct command {
         const struct container_spec *spec;
         const struct seccomp_program *seccomp;
@@ -360,7 +348,8 @@ static _Noreturn void exec_command(const struct command *c) {
 
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        set_stdio(c->stdio);
+        if (stdio_install(c->stdio) < 0)
+                _exit(125);
         if (setsid() < 0 || (c->terminal && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
                 print_error_and_exit(125, "terminal", strerror(errno));
         /* In the root, with magic links (/proc/self/fd/N) refused: a cwd can never reach outside. */

@@ -218,16 +218,12 @@ static void hide_unified(void) {
 /* In the child: stdio onto 0-2 (they may overlap), the rest closed, then the runtime. */
 static _Noreturn void exec_runtime(const char *const *argv, const int stdio[3], bool v1_view) {
         sigset_t none;
-        int moved[3], e;
+        int e;
 
         reset_signals();
         (void)setsid();
-        for (int i = 0; i < 3; i++)
-                moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3);
-        for (int i = 0; i < 3; i++)
-                if (moved[i] < 0 || dup2(moved[i], i) < 0)
-                        _exit(125);
-        (void)sys_close_range(3, ~0U, 0);
+        if (stdio_install(stdio) < 0)
+                _exit(125);
         if (v1_view)
                 hide_unified();
         sigemptyset(&none);
