@@ -6,6 +6,12 @@
 
 DEFINE_DLOPEN(jansson, "libjansson.so.4", KM_JANSSON_SYMBOLS)
 
+int jansson_require(struct km_error *err) {
+        if (dlopen_jansson() >= 0)
+                return 0;
+        return error_set_plain(err, -EOPNOTSUPP, "cannot load libjansson.so.4: %s", dl_load_error());
+}
+
 void jansson_load_or_exit(void) {
         if (dlopen_jansson() >= 0)
                 return;

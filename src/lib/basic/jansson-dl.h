@@ -66,6 +66,12 @@ extern bool jansson_ready;
 
 /* 0 once jansson is loaded (thread-safe, once), else -EOPNOTSUPP with the reason logged. */
 int dlopen_jansson(void);
+/*
+ * dlopen_jansson() with the reason in err.  The library's entry points that use
+ * JSON call it first: a load inside a host namespace switch would take the
+ * host's libjansson, and a failed one would end the caller's process.
+ */
+int jansson_require(struct km_error *err);
 /* dlopen_jansson(), or the one-line error and _exit(127). */
 void jansson_load_or_exit(void);
 

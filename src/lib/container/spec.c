@@ -199,7 +199,10 @@ static int parse_capabilities(struct container_spec *s, json_t *caps, const stru
                 json_array_foreach(a, j, v) {
                         if ((r = json_want_str(v, JSON_AT_I(set, j), true, &name, err)) < 0)
                                 return r;
-                        if ((cap = caps_from_name(name)) < 0 || cap >= 64)
+                        cap = caps_from_name(name);
+                        if (cap == -EOPNOTSUPP)
+                                return error_set_plain(err, cap, "capabilities: cannot load libcap (libcap.so.2)");
+                        if (cap < 0 || cap >= 64)
                                 return json_fail(err, -EINVAL, JSON_AT_I(set, j), "unknown capability '%s'",
                                                  str_printable(name, shown, sizeof(shown)));
                         *masks[i] |= UINT64_C(1) << cap;

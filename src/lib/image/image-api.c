@@ -128,7 +128,11 @@ static int call_in_host(void *userdata, struct km_error *err) {
 
 /* Runs the call in the host mount namespace (where the store is) and hands back its JSON. */
 static int run_call(const struct km_host *h, struct call *c, char **json, struct km_error *err) {
-        int r = km_host_run(h, call_in_host, c, err);
+        int r = jansson_require(err);
+
+        if (r < 0)
+                return r;
+        r = km_host_run(h, call_in_host, c, err);
 
         if (r >= 0 && json && c->result && !(*json = json_dumps(c->result, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 r = -ENOMEM;
@@ -151,8 +155,13 @@ KM_EXPORT int km_image_import(const struct km_host *h, const struct km_image_opt
 KM_EXPORT int km_image_list(const struct km_host *h, const struct km_image_options *o, char **json,
                             struct km_error *err) {
         struct call c = { OP_LIST, o };
-        int r = km_host_run(h, call_in_host, &c, err);
-        json_t *doc = r >= 0 ? json_pack("{s:O}", "images", c.result) : NULL;
+        int r = jansson_require(err);
+        json_t *doc;
+
+        if (r < 0)
+                return r;
+        r = km_host_run(h, call_in_host, &c, err);
+        doc = r >= 0 ? json_pack("{s:O}", "images", c.result) : NULL;
 
         if (r >= 0 && (!doc || !(*json = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS))))
                 r = -ENOMEM;

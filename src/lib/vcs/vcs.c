@@ -161,8 +161,10 @@ static char **json_strv(json_t *a) {
 KM_EXPORT int km_vcs_set_image(const struct km_host *h, struct km_vcs *v, const char *ref,
                                const struct km_image_options *o, struct km_error *err) {
         _cleanup_json_ json_t *rec = NULL, *args = NULL;
-        int r = image_resolve_for_vcs(h, o, ref, &rec, err);
+        int r = jansson_require(err);
 
+        if (r >= 0)
+                r = image_resolve_for_vcs(h, o, ref, &rec, err);
         if (r < 0)
                 return r;
         /* The image's Entrypoint and Cmd together, as a runtime runs them without a command given. */
@@ -235,9 +237,11 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
 }
 
 KM_EXPORT char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err) {
-        _cleanup_json_ json_t *config = vcs_config(v, err);
+        _cleanup_json_ json_t *config = NULL;
 
-        return config ? json_dumps(config, JSON_INDENT(2)) : NULL;
+        if (jansson_require(err) < 0 || !(config = vcs_config(v, err)))
+                return NULL;
+        return json_dumps(config, JSON_INDENT(2));
 }
 
 /* ---- talking to the agent ----------------------------------------------------- */
@@ -248,8 +252,11 @@ struct km_agent {
 };
 
 KM_EXPORT int km_agent_new(const struct km_host *h, const char *state_dir, struct km_agent **ret) {
-        struct km_agent *a = calloc(1, sizeof(*a));
+        struct km_agent *a;
 
+        if (dlopen_jansson() < 0) /* the protocol is JSON */
+                return -EOPNOTSUPP;
+        a = calloc(1, sizeof(*a));
         if (!state_dir)
                 state_dir = getenv("KUBEMOUNT_STATE_DIR");
         if (!a || !(a->state_dir = path_absolute(state_dir && *state_dir ? state_dir : STATE_DIR_DEFAULT)) ||
@@ -274,7 +281,10 @@ KM_EXPORT int km_agent_serve(const char *state_dir, int idle_exit_s, int ready_f
         /* Absolute: a runtime's bundle path is derived from it. */
         _cleanup_free_ char *dir = path_absolute(state_dir ? state_dir : env && *env ? env : STATE_DIR_DEFAULT);
         struct agent_options o = { dir, idle_exit_s, ready_fd };
+        int r = jansson_require(err);
 
+        if (r < 0)
+                return r;
         return dir ? agent_run(&o, err) : -ENOMEM;
 }
 
