@@ -11,6 +11,8 @@ struct cli {
         const char *kubelet_dir; /* --kubelet-dir, else $KUBEMOUNT_KUBELET_DIR, else the default */
         bool kubelet_dir_named;  /* not the default: mounts outside it are allowed (unconfined) */
         bool json;               /* --json anywhere it makes sense */
+        char **vcs_options;      /* raw --vcs-image TYPE=REF values and --TYPE_mount_container=REF words */
+        size_t n_vcs_options;
         int verbose;
 };
 
@@ -36,6 +38,7 @@ int cmd_pull(struct cli *cli, int argc, char **argv);
 int cmd_image(struct cli *cli, int argc, char **argv);
 int cmd_images(struct cli *cli, int argc, char **argv);
 int cmd_rmi(struct cli *cli, int argc, char **argv);
+int cmd_vcs(struct cli *cli, int argc, char **argv);
 
 /* The registry options shared by pull, image import and run --image (cmd-image.c). */
 #include <getopt.h>

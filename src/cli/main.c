@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "syscalls.h"
+#include "vcs-map.h"
 
 static const char usage[] =
         "Usage: kubemount [GLOBAL OPTIONS] COMMAND [ARGS]\n"
@@ -42,6 +43,7 @@ static const char usage[] =
         "  image import SOURCE [NAME] import oci:DIR, oci-archive:FILE or rootfs:TAR\n"
         "  images                     the images in the store\n"
         "  rmi REF...                 remove images\n"
+        "  vcs list [--json]          the filesystem type -> VCS image table and its sources\n"
         "\n"
         "Global options:\n"
         "  --host-mount-ns=PATH   host mount namespace file (default: $KUBEMOUNT_HOST_MOUNT_NS,\n"
@@ -54,6 +56,12 @@ static const char usage[] =
         "                         /run/kubemount)\n"
         "  --store-dir=DIR        VCS image store (default $KUBEMOUNT_STORE_DIR, else\n"
         "                         /var/lib/kubemount)\n"
+        "  --vcs-image TYPE=REF   map TYPE to image REF with policy container (repeatable;\n"
+        "                         also spelled --TYPE_mount_container=REF); the table that\n"
+        "                         'vcs list' shows (routing mounts through it is not built yet)\n"
+        "  --vcs-configmap=DIR    a ConfigMap volume of mappings (default\n"
+        "                         $KUBEMOUNT_VCS_CONFIGMAP); files: $KUBEMOUNT_VCS_DIR, else\n"
+        "                         /etc/kubemount/vcs.d\n"
         "  --json                 machine-readable output where the output is data\n"
         "  -v, --verbose          report each step on stderr\n"
         "  -h, --help             show this help\n"
@@ -147,6 +155,7 @@ static const struct {
         { "image", cmd_image },
         { "images", cmd_images },
         { "rmi", cmd_rmi },
+        { "vcs", cmd_vcs },
 };
 
 /*
@@ -169,6 +178,8 @@ int main(int argc, char **argv) {
                 { "kubelet-dir", required_argument, NULL, 'K' },
                 { "state-dir", required_argument, NULL, 'S' },
                 { "store-dir", required_argument, NULL, 'I' },
+                { "vcs-image", required_argument, NULL, 'M' },
+                { "vcs-configmap", required_argument, NULL, 'C' },
                 { "json", no_argument, NULL, 'J' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -178,12 +189,18 @@ int main(int argc, char **argv) {
         struct cli cli = {
                 .kubelet_dir = getenv("KUBEMOUNT_KUBELET_DIR"),
         };
+        _cleanup_free_ char **vcs_options = calloc(argc, sizeof(char *));
         const char *host_ns = NULL;
         struct km_error err = { 0 };
         int c, r;
 
         /* fds a caller leaked to us never reach a mount helper or its daemon. */
         (void)sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        if (!vcs_options) {
+                cli_error("out of memory");
+                return EXIT_USAGE;
+        }
+        cli.vcs_options = vcs_options;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) >= 0)
                 switch (c) {
@@ -199,6 +216,12 @@ int main(int argc, char **argv) {
                 case 'I':
                         setenv("KUBEMOUNT_STORE_DIR", optarg, 1);
                         break;
+                case 'M':
+                        cli.vcs_options[cli.n_vcs_options++] = optarg;
+                        break;
+                case 'C':
+                        setenv("KUBEMOUNT_VCS_CONFIGMAP", optarg, 1);
+                        break;
                 case 'J':
                         cli.json = true;
                         break;
@@ -212,9 +235,24 @@ int main(int argc, char **argv) {
                         printf("kubemount %s\n", km_version());
                         return EXIT_OK;
                 default:
+                        /* The design's --TYPE_mount_container=REF: a name getopt cannot list, passed on whole. */
+                        if (c == '?' && !optopt && vcs_map_is_container_option(argv[optind - 1])) {
+                                cli.vcs_options[cli.n_vcs_options++] = argv[optind - 1];
+                                break;
+                        }
                         cli_error("unrecognized option '%s'\nTry 'kubemount --help'.", argv[optind - 1]);
                         return EXIT_USAGE;
                 }
+        if (cli.n_vcs_options > 0) {
+                /* A bad mapping option is a usage error whatever the command (no file is read here). */
+                struct vcs_map_sources only = { cli.vcs_options, cli.n_vcs_options, .no_defaults = true };
+                _cleanup_(vcs_map_freep) struct vcs_map *m = NULL;
+
+                if (vcs_map_load(&only, &m, &err) < 0) {
+                        cli_error("%s", err.message);
+                        return EXIT_USAGE;
+                }
+        }
         /* A kubelet dir named by the option or the environment; else the default, which confines only what is below it.
          */
         cli.kubelet_dir_named = cli.kubelet_dir && *cli.kubelet_dir;
