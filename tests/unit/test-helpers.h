@@ -8,6 +8,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,6 +92,26 @@ static inline void test_unlink_and_free(char *path) {
                 unlink(path);
                 free(path);
         }
+}
+
+static inline int test_rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        return remove(path) < 0 ? -1 : 0;
+}
+
+/* Removes the tree at path (a test's own temp dir) and frees path; NULL is nothing. */
+static inline void test_rm_rf(char *path) {
+        if (path) {
+                nftw(path, test_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                free(path);
+        }
+}
+
+/* "a/b", allocated; fails the test when out of memory. */
+static inline char *test_join(const char *a, const char *b) {
+        char *p = NULL;
+
+        assert_true(asprintf(&p, "%s/%s", a, b) > 0);
+        return p;
 }
 
 /* Loads a fixture and fails the test on error. */

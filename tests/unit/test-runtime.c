@@ -62,10 +62,6 @@ struct fx {
         int dir_fd;
 };
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        return remove(path) < 0 ? -1 : 0;
-}
-
 static void write_file(const char *dir, const char *name, const char *text, mode_t mode) {
         char path[PATH_MAX];
         int fd;
@@ -116,7 +112,7 @@ static int teardown(void **state) {
         struct fx *f = *state;
 
         close(f->dir_fd);
-        nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(f->dir, test_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         free(f->dir);
         free(f);
         return 0;

@@ -29,24 +29,6 @@
 
 /* ---- helpers ---- */
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        return remove(path) < 0 ? -1 : 0;
-}
-
-static void rm_rf(char *path) {
-        if (path) {
-                nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-                free(path);
-        }
-}
-
-static char *join(const char *a, const char *b) {
-        char *p = NULL;
-
-        assert_true(asprintf(&p, "%s/%s", a, b) > 0);
-        return p;
-}
-
 static void put_file(int dfd, const char *name, const void *data, size_t size) {
         int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
@@ -88,7 +70,7 @@ static int count_hidden(int dfd) {
 /* A state dir under a fresh temp dir; *ret_tmp is rm_rf'ed by the caller. */
 static int new_state_dir(char **ret_tmp) {
         struct km_error err = {};
-        char *tmp = test_mkdtemp(), *dir = join(tmp, "state");
+        char *tmp = test_mkdtemp(), *dir = test_join(tmp, "state");
         int fd = state_dir_open(dir, &err);
 
         if (fd < 0)
@@ -152,7 +134,7 @@ static void test_write_read_roundtrip(void **state) {
         json_decref(j);
         close(cfd);
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 static void test_rewrite_keeps_exactly_new_bytes(void **state) {
@@ -175,7 +157,7 @@ static void test_rewrite_keeps_exactly_new_bytes(void **state) {
         free(got);
         assert_int_equal(count_hidden(sfd), 0);
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 static void test_write_refuses_bad_names(void **state) {
@@ -189,7 +171,7 @@ static void test_write_refuses_bad_names(void **state) {
         assert_int_equal(write_file_atomic(sfd, NULL, "{}", 2, 0600, &err), -EINVAL);
         assert_int_equal(count_hidden(sfd), 0);
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 /* A failing rename (NAME is a directory) must not leave the temp file. */
@@ -207,7 +189,7 @@ static void test_write_failure_leaves_no_temp(void **state) {
         assert_int_equal(fstatat(sfd, "state.json", &st, 0), 0);
         assert_true(S_ISDIR(st.st_mode));
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 static void expect_junk(int dfd, const char *name, int expected) {
@@ -268,7 +250,7 @@ static void test_read_refuses_junk(void **state) {
         j = NULL;
         assert_int_equal(symlinkat("good", sfd, "link"), 0);
         expect_junk(sfd, "link", -EBADMSG);
-        p = join(tmp, "state/good");
+        p = test_join(tmp, "state/good");
         assert_int_equal(symlinkat(p, sfd, "abslink"), 0);
         free(p);
         expect_junk(sfd, "abslink", -EBADMSG);
@@ -282,7 +264,7 @@ static void test_read_refuses_junk(void **state) {
         assert_int_equal(mkdirat(sfd, "dir", 0700), 0);
         expect_junk(sfd, "dir", -EBADMSG);
 
-        p = join(tmp, "state/sock");
+        p = test_join(tmp, "state/sock");
         assert_true(strlen(p) < sizeof(sa.sun_path));
         strcpy(sa.sun_path, p);
         free(p);
@@ -294,7 +276,7 @@ static void test_read_refuses_junk(void **state) {
 
         assert_int_equal(read_json_file(sfd, "a/b", &j, NULL), -EINVAL);
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 /* ---- ENOSPC and EROFS on a small tmpfs (root, own mount namespace) ---- */
@@ -382,7 +364,7 @@ static void expect_dir_refused(const char *dir, int expected, const char *text) 
 
 static void test_dir_open(void **state) {
         struct km_error err = {};
-        char *tmp = test_mkdtemp(), *dir = join(tmp, "state"), *p, *q;
+        char *tmp = test_mkdtemp(), *dir = test_join(tmp, "state"), *p, *q;
         struct stat st;
         int fd;
 
@@ -395,27 +377,27 @@ static void test_dir_open(void **state) {
         assert_int_equal(stat(dir, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0700);
         /* Again, and with a trailing slash. */
-        p = join(dir, "");
+        p = test_join(dir, "");
         fd = state_dir_open(p, &err);
         assert_true(fd >= 0);
         close(fd);
         free(p);
 
-        p = join(tmp, "link");
+        p = test_join(tmp, "link");
         assert_int_equal(symlink(dir, p), 0);
-        q = join(p, "");
+        q = test_join(p, "");
         free(p);
-        p = join(tmp, "link");
+        p = test_join(tmp, "link");
         expect_dir_refused(p, -ELOOP, "/link: is a symlink");
         expect_dir_refused(q, -ELOOP, "/link: is a symlink");
         free(p);
         free(q);
 
-        p = join(tmp, "nope/state");
+        p = test_join(tmp, "nope/state");
         expect_dir_refused(p, -ENOENT, "nope/state");
         free(p);
 
-        p = join(tmp, "ww");
+        p = test_join(tmp, "ww");
         assert_int_equal(mkdir(p, 0700), 0);
         assert_int_equal(chmod(p, 0777), 0);
         expect_dir_refused(p, -EPERM, "writable by group or others");
@@ -425,27 +407,27 @@ static void test_dir_open(void **state) {
         fd = state_dir_open(p, &err);
         assert_true(fd >= 0);
         close(fd);
-        q = join(p, "containers");
+        q = test_join(p, "containers");
         assert_int_equal(chmod(q, 01777), 0);
         expect_dir_refused(p, -EPERM, "/ww/containers: writable by group or others");
         free(q);
         free(p);
 
-        p = join(tmp, "cl");
+        p = test_join(tmp, "cl");
         assert_int_equal(mkdir(p, 0700), 0);
-        q = join(p, "containers");
+        q = test_join(p, "containers");
         assert_int_equal(symlink(tmp, q), 0);
         expect_dir_refused(p, -ELOOP, "/cl/containers: is a symlink");
         free(q);
         free(p);
 
-        p = join(tmp, "file");
+        p = test_join(tmp, "file");
         assert_int_equal(close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
         expect_dir_refused(p, -ENOTDIR, "file");
         free(p);
 
         if (geteuid() == 0) {
-                p = join(tmp, "other");
+                p = test_join(tmp, "other");
                 assert_int_equal(mkdir(p, 0700), 0);
                 assert_int_equal(chown(p, 65534, 65534), 0);
                 expect_dir_refused(p, -EPERM, "owned by uid 65534");
@@ -453,7 +435,7 @@ static void test_dir_open(void **state) {
         }
         expect_dir_refused("", -EINVAL, "state dir");
         free(dir);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 /* ---- container dirs ---- */
@@ -480,7 +462,7 @@ static void test_container_dir(void **state) {
         test_note("%s", err.message);
         assert_non_null(strstr(err.message, "containers/evil: is a symlink"));
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 static void test_container_list(void **state) {
@@ -510,15 +492,15 @@ static void test_container_list(void **state) {
         km_strv_free(names);
 
         /* containers/ as a symlink is refused, not listed through. */
-        p = join(tmp, "state/containers");
-        q = join(tmp, "moved");
+        p = test_join(tmp, "state/containers");
+        q = test_join(tmp, "moved");
         assert_int_equal(rename(p, q), 0);
         assert_int_equal(symlink(q, p), 0);
         free(q);
         free(p);
         assert_int_equal(state_container_list(sfd, &names, &err), -ELOOP);
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 static void test_container_remove(void **state) {
@@ -527,7 +509,7 @@ static void test_container_remove(void **state) {
         int sfd = new_state_dir(&tmp), cfd, ofd;
         struct stat st;
 
-        outside = join(tmp, "outside");
+        outside = test_join(tmp, "outside");
         assert_int_equal(mkdir(outside, 0700), 0);
         ofd = open(outside, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(ofd >= 0);
@@ -538,10 +520,10 @@ static void test_container_remove(void **state) {
         cfd = state_container_dir(sfd, "c", true, &err);
         assert_true(cfd >= 0);
         assert_int_equal(write_file_atomic(cfd, "state.json", "{}", 2, 0600, &err), 0);
-        p = join(outside, "target");
+        p = test_join(outside, "target");
         assert_int_equal(symlinkat(p, cfd, "flink"), 0);
         free(p);
-        p = join(outside, "tdir");
+        p = test_join(outside, "tdir");
         assert_int_equal(symlinkat(p, cfd, "dlink"), 0);
         free(p);
         assert_int_equal(mkdirat(cfd, "empty", 0700), 0);
@@ -593,7 +575,7 @@ static void test_container_remove(void **state) {
         close(ofd);
         free(outside);
         close(sfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 /* ---- /proc/PID/stat ---- */
@@ -706,7 +688,7 @@ static void test_proc_starttime_parser(void **state) {
                         assert_int_equal(v, table[i].v);
         }
         close(dfd);
-        rm_rf(tmp);
+        test_rm_rf(tmp);
 }
 
 int main(void) {

@@ -19,24 +19,8 @@
 #include "test-helpers.h"
 #include "vcs-map.h"
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        return remove(path) < 0 ? -1 : 0;
-}
-
-static void rm_rf(char *path) {
-        nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        free(path);
-}
-
-static char *join(const char *a, const char *b) {
-        char *p = NULL;
-
-        assert_true(asprintf(&p, "%s/%s", a, b) > 0);
-        return p;
-}
-
 static void put(const char *dir, const char *name, const char *text) {
-        char *p = join(dir, name);
+        char *p = test_join(dir, name);
         FILE *f = fopen(p, "we");
 
         assert_non_null(f);
@@ -46,7 +30,7 @@ static void put(const char *dir, const char *name, const char *text) {
 }
 
 static char *subdir(const char *tmp, const char *name) {
-        char *p = join(tmp, name);
+        char *p = test_join(tmp, name);
 
         assert_int_equal(mkdir(p, 0755), 0);
         return p;
@@ -75,7 +59,7 @@ static int teardown(void **state) {
         vcs_map_free(f->m);
         free(f->dir);
         free(f->cm);
-        rm_rf(f->tmp);
+        test_rm_rf(f->tmp);
         free(f);
         return 0;
 }
@@ -146,7 +130,7 @@ static void test_defaults(void **state) {
 static void test_precedence(void **state) {
         struct fixture *f = *state;
         const char *argv[] = { "nfs=cli/nfs:1", "cifs=cli/cifs:1", "--fuse.s3fs_mount_container=cli/s3:1", NULL };
-        char *a = join(f->dir, "10-a.json"), *b = join(f->dir, "20-b.json"), *cm = NULL;
+        char *a = test_join(f->dir, "10-a.json"), *b = test_join(f->dir, "20-b.json"), *cm = NULL;
 
         put(f->dir, "10-a.json",
             "{\"mappings\": [{\"types\": [\"glusterfs\", \"fuse.s3fs\", \"ceph-fuse\", \"9p\"], \"image\": \"a/x:1\"},"
@@ -185,7 +169,8 @@ static void test_precedence(void **state) {
 
 /* The kubelet's layout: keys are links into ..data, which points at a timestamped directory. */
 static void configmap_version(struct fixture *f, const char *version, const char *image) {
-        char *v = subdir(f->cm, version), *tmp_link = join(f->cm, "..data_tmp"), *data = join(f->cm, "..data");
+        char *v = subdir(f->cm, version), *tmp_link = test_join(f->cm, "..data_tmp"),
+             *data = test_join(f->cm, "..data");
 
         put(v, "volume-plugin", "nfs");
         put(v, "docker-container", image);
@@ -198,7 +183,7 @@ static void configmap_version(struct fixture *f, const char *version, const char
 
 static void test_configmap_data_link(void **state) {
         struct fixture *f = *state;
-        char *key1 = join(f->cm, "volume-plugin"), *key2 = join(f->cm, "docker-container"), *data = NULL;
+        char *key1 = test_join(f->cm, "volume-plugin"), *key2 = test_join(f->cm, "docker-container"), *data = NULL;
 
         configmap_version(f, "..2026_11_26_10_00_00.1", "cm/nfs:1");
         assert_int_equal(symlink("..data/volume-plugin", key1), 0);
@@ -214,7 +199,7 @@ static void test_configmap_data_link(void **state) {
         assert_string_equal(vcs_map_find(f->m, "nfs")->image, "cm/nfs:2");
 
         /* ..data pointing out of the directory is not followed. */
-        data = join(f->cm, "..data");
+        data = test_join(f->cm, "..data");
         assert_int_equal(unlink(data), 0);
         assert_int_equal(symlink("/etc", data), 0);
         assert_int_equal(load(f, false, true, NULL), 0);
@@ -227,7 +212,7 @@ static void test_configmap_data_link(void **state) {
 
 static void test_configmap_plain(void **state) {
         struct fixture *f = *state;
-        char *link = join(f->cm, "docker-container");
+        char *link = test_join(f->cm, "docker-container");
 
         /* A plain directory: the files themselves; a key that is a symlink is refused. */
         put(f->cm, "volume-plugin", "glusterfs");
@@ -249,8 +234,8 @@ static void test_configmap_plain(void **state) {
         expect_entry(f, "glusterfs", "glusterfs:latest", VCS_POLICY_AUTO, true, "default");
 
         /* A missing ConfigMap directory: a warning, the rest kept. */
-        rm_rf(f->cm);
-        f->cm = join(f->tmp, "cm");
+        test_rm_rf(f->cm);
+        f->cm = test_join(f->tmp, "cm");
         assert_int_equal(load(f, true, true, NULL), 0);
         expect_warning(f, "cannot open", NULL);
         assert_int_equal(f->m->n, 7);
@@ -259,7 +244,7 @@ static void test_configmap_plain(void **state) {
 
 /* One bad file in vcs.d: the warning names it and why; the file alone is dropped. */
 static void expect_bad_file(struct fixture *f, const char *text, const char *why) {
-        char *path = join(f->dir, "50-bad.json");
+        char *path = test_join(f->dir, "50-bad.json");
         const struct vcs_entry *good;
 
         if (text)
@@ -280,7 +265,7 @@ static void expect_bad_file(struct fixture *f, const char *text, const char *why
 static void test_hostile_files(void **state) {
         struct fixture *f = *state;
         char big[64];
-        char *path = join(f->dir, "50-bad.json");
+        char *path = test_join(f->dir, "50-bad.json");
         FILE *fp;
 
         put(f->dir, "10-good.json", "{\"mappings\": [{\"types\": [\"cifs\"], \"image\": \"good/cifs:1\"}]}");
