@@ -132,45 +132,39 @@ void cli_log_setup(int verbose) {
         km_log_set(log_to_stderr, NULL, verbose ? KM_LOG_INFO + verbose - 1 : KM_LOG_WARNING);
 }
 
+/*
+ * no_json: the exit status when jansson cannot be loaded, for the commands
+ * that always use JSON: it is loaded first, before any fork or namespace
+ * switch (run and exec report their own failures as 125).  0 for those that
+ * touch it at most for --json, which loads it then (jansson-dl.h): the mount
+ * path starts with libc alone.
+ */
 static const struct {
         const char *name;
         int (*fn)(struct cli *cli, int argc, char **argv);
+        int no_json;
 } commands[] = {
-        { "setup", cmd_setup },
-        { "check", cmd_check },
-        { "mount", cmd_mount },
-        { "umount", cmd_umount },
-        { "is-mountpoint", cmd_is_mountpoint },
-        { "refs", cmd_refs },
-        { "list", cmd_list },
-        { "run", cmd_run },
-        { "agent", cmd_agent },
-        { "ps", cmd_ps },
-        { "exec", cmd_exec },
-        { "stop", cmd_stop },
-        { "rm", cmd_rm },
-        { "logs", cmd_logs },
-        { "gc", cmd_gc },
-        { "pull", cmd_pull },
-        { "image", cmd_image },
-        { "images", cmd_images },
-        { "rmi", cmd_rmi },
-        { "vcs", cmd_vcs },
+        { "setup", cmd_setup, 0 },
+        { "check", cmd_check, 0 },
+        { "mount", cmd_mount, 0 },
+        { "umount", cmd_umount, 0 },
+        { "is-mountpoint", cmd_is_mountpoint, 0 },
+        { "refs", cmd_refs, 0 },
+        { "list", cmd_list, 0 },
+        { "run", cmd_run, 125 },
+        { "agent", cmd_agent, EXIT_USAGE },
+        { "ps", cmd_ps, EXIT_USAGE },
+        { "exec", cmd_exec, 125 },
+        { "stop", cmd_stop, EXIT_USAGE },
+        { "rm", cmd_rm, EXIT_USAGE },
+        { "logs", cmd_logs, EXIT_USAGE },
+        { "gc", cmd_gc, EXIT_USAGE },
+        { "pull", cmd_pull, EXIT_USAGE },
+        { "image", cmd_image, EXIT_USAGE },
+        { "images", cmd_images, EXIT_USAGE },
+        { "rmi", cmd_rmi, EXIT_USAGE },
+        { "vcs", cmd_vcs, EXIT_USAGE },
 };
-
-/*
- * The commands that touch JSON at most for --json, which loads jansson then
- * (jansson-dl.h): the mount path starts with libc alone.  The others always
- * use JSON, so it is loaded first: before any fork or namespace switch.
- */
-static bool json_on_demand(const char *command) {
-        static const char *const names[] = { "setup", "check", "mount", "umount", "is-mountpoint", "refs", "list" };
-
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (streq(command, names[i]))
-                        return true;
-        return false;
-}
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
@@ -271,9 +265,9 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 if (!streq(argv[optind], commands[i].name))
                         continue;
-                /* dlopen_jansson() logs why it failed; run and exec report their own failures as 125. */
-                if (!json_on_demand(commands[i].name) && dlopen_jansson() < 0)
-                        return streq(commands[i].name, "run") || streq(commands[i].name, "exec") ? 125 : EXIT_USAGE;
+                /* dlopen_jansson() logs why it failed. */
+                if (commands[i].no_json && dlopen_jansson() < 0)
+                        return commands[i].no_json;
                 /* An empty --host-mount-ns= is the default, whatever the environment says. */
                 if (km_host_new(host_ns && !*host_ns ? KM_HOST_MOUNT_NS_DEFAULT : host_ns, &cli.host, &err) < 0) {
                         cli_error("%s", err.message);

@@ -19,7 +19,7 @@ check() { # DESC CMD...
 }
 
 help=$("$km" --help) || { echo "Bail out! $km --help failed"; exit 1; }
-commands=$(sed -n 's/^ *{ "\([a-z-]*\)", cmd_[a-z_]* },$/\1/p' "$src/src/cli/main.c")
+commands=$(sed -n 's/^ *{ "\([a-z-]*\)", cmd_[a-z_]*, [A-Z_0-9]* },$/\1/p' "$src/src/cli/main.c")
 [[ -n $commands ]] || { echo "Bail out! no command table found in src/cli/main.c"; exit 1; }
 for c in $commands; do
         check "--help lists '$c'" grep -qE "^  $c( |$)" <<<"$help"

@@ -38,29 +38,9 @@ const char *path_display_at(int dirfd, const char *name, char *buf, size_t size)
 }
 
 /* A single path component that names an entry of a directory (temp names are derived from it). */
-bool plain_file_name(const char *name) {
+static bool plain_file_name(const char *name) {
         return name && *name && !strchr(name, '/') && !streq(name, ".") && !streq(name, "..") &&
                strlen(name) <= NAME_MAX - 8;
-}
-
-/* Whole buffer, across short writes and signals. */
-static int write_all(int fd, const void *data, size_t size) {
-        const char *p = data;
-
-        while (size > 0) {
-                ssize_t k = write(fd, p, size);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        return -EIO;
-                p += k;
-                size -= k;
-        }
-        return 0;
 }
 
 /* ".NAME.XXXXXX": hidden, and never a valid container or state name. */

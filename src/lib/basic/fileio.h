@@ -10,9 +10,6 @@
 
 #define JSON_FILE_MAX (1024 * 1024)
 
-/* A single path component that names an entry of a directory (temp names are derived from it). */
-bool plain_file_name(const char *name);
-
 /* DIRFD/NAME for messages (the directory's path from /proc, else NAME); keeps errno. */
 const char *path_display_at(int dirfd, const char *name, char *buf, size_t size);
 

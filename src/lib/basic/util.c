@@ -2,6 +2,7 @@
 /* Small string and I/O helpers. */
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -187,5 +188,28 @@ int stdio_install(const int stdio[3]) {
                 if (dup2(moved[i], i) < 0)
                         return -errno;
         (void)sys_close_range(3, ~0U, 0);
+        return 0;
+}
+
+int write_all(int fd, const void *data, size_t size) {
+        const char *p = data;
+
+        while (size > 0) {
+                ssize_t k = write(fd, p, size);
+
+                if (k < 0 && errno == EAGAIN) { /* a non-blocking fd (a terminal shared with a shell) */
+                        struct pollfd w = { .fd = fd, .events = POLLOUT };
+                        (void)poll(&w, 1, -1);
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                size -= (size_t)k;
+        }
         return 0;
 }

@@ -135,6 +135,8 @@ int free_and_strdup(char **field, const char *value);
 /* Text helpers (util.c). */
 char *strjoin_opts(const char *a, const char *b); /* "a,b" without empty parts */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* All of data to fd, across short writes, signals and a non-blocking fd (waits in poll); 0 or -errno. */
+int write_all(int fd, const void *data, size_t size);
 /*
  * For a file opened O_NONBLOCK (a FIFO in its place must not hang the open):
  * 0 and O_NONBLOCK cleared if fd is a regular file, -EBADMSG if it is not.

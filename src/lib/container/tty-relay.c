@@ -176,26 +176,6 @@ static bool same_device(int a, int b) {
                x.stx_rdev_major == y.stx_rdev_major && x.stx_rdev_minor == y.stx_rdev_minor;
 }
 
-/* All of buf to the caller's fd, which may be non-blocking (a terminal shared with a shell). */
-static bool write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-
-                if (n < 0 && errno == EAGAIN) {
-                        struct pollfd p = { .fd = fd, .events = POLLOUT };
-                        (void)poll(&p, 1, -1);
-                        continue;
-                }
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return false;
-                buf += n;
-                len -= (size_t)n;
-        }
-        return true;
-}
-
 /* One output pipe's available bytes to the caller; false at its end. */
 static bool copy_out(int src, int dst, char *buf, size_t size) {
         ssize_t n = read(src, buf, size);
@@ -273,7 +253,7 @@ static _Noreturn void stdio_relay_main(int src[3], int dst[3], int stop, int don
                         ssize_t n = read(src[i], out_buf, sizeof(out_buf));
                         if (n < 0 && errno == EINTR)
                                 continue;
-                        if (n <= 0 || !write_all(dst[i], out_buf, (size_t)n))
+                        if (n <= 0 || write_all(dst[i], out_buf, (size_t)n) < 0)
                                 break;
                 }
         _exit(0);
