@@ -112,10 +112,11 @@ mkdir -p "${dirs[@]}"
 "${CGROUP_RIVAL:-cgroup-rival}" "${dirs[@]}" >"$KM_SCRATCH/rival" 2>&1 &
 rival=$!
 wait_for 5 grep -qx ready "$KM_SCRATCH/rival" || bail_out "cgroup-rival did not start: $(<"$KM_SCRATCH/rival")"
-# At least 10 mounts, and more (up to 40) until the rival has won a race: a
-# kubemount that enters its group first leaves the rival nothing to take.
+# At least 10 mounts, and more (up to 200) until the rival has won a race: a
+# kubemount that enters its group first leaves the rival nothing to take, and
+# since kubemount starts with libc alone it often wins 40 times in a row.
 i=0
-while ((i < 10 || (i < 40 && $(grep -c '^took' "$KM_SCRATCH/rival") == 0))); do
+while ((i < 10 || (i < 200 && $(grep -c '^took' "$KM_SCRATCH/rival") == 0))); do
         i=$((i + 1))
         mkdir -p "$V/rival$i"
         run "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/rival$i"
