@@ -349,6 +349,47 @@ int km_image_list(const struct km_host *h, const struct km_image_options *o, cha
 int km_image_remove(const struct km_host *h, const struct km_image_options *o, const char *ref,
                     char *const *keep_rootfs, struct km_error *err);
 
+/* ---- Routing: the kubelet's mount, served by the host's client or a VCS container ---- */
+
+/*
+ * A router decides per filesystem type, from the type -> image table
+ * (command line, ConfigMap $KUBEMOUNT_VCS_CONFIGMAP, $KUBEMOUNT_VCS_DIR or
+ * /etc/kubemount/vcs.d, compiled-in defaults), who makes a mount: policy
+ * "host" (km_mount: the host's mount.TYPE helper or kernel), "container"
+ * (the mapped image's own `mount -t TYPE -o OPTIONS SOURCE TARGET`, in a
+ * VCS container that has the kubelet dir at its own path, rshared, and the
+ * host's network), or "auto", the default: the host when it has what the
+ * type needs (a mount.TYPE helper, or a kernel type that needs none), else
+ * the image.  A container whose client keeps running (FUSE, glusterfs)
+ * stays, named after the mount, until km_route_umount() or gc; others end
+ * when their mount(8) does.  Images come from the store only.
+ */
+struct km_router;
+int km_router_new(const struct km_host *h, struct km_router **ret);
+void km_router_free(struct km_router *r);
+/* "TYPE=REF" as --vcs-image gives it, or a whole "--TYPE_mount_container=REF" word. */
+int km_router_add_vcs_image(struct km_router *r, const char *arg);
+/* The kubelet dir (default /var/lib/kubelet); named: targets outside it are allowed on the host path. */
+int km_router_set_kubelet_dir(struct km_router *r, const char *dir, bool named);
+/* The agent's state dir (NULL: $KUBEMOUNT_STATE_DIR, else the default) and the store's options (borrowed). */
+int km_router_set_state_dir(struct km_router *r, const char *dir);
+void km_router_set_image_options(struct km_router *r, const struct km_image_options *o);
+
+/* Mount s where its type's policy says; *excode as km_mount() (32 when no one can mount the type). */
+int km_route_mount(struct km_router *r, const struct km_mount_spec *s, int *excode, struct km_error *err);
+/*
+ * km_umount() in the router's host, confined to its kubelet dir (required
+ * when not named), then the end of the container that served target, if one
+ * did and the mount is gone.
+ */
+int km_route_umount(struct km_router *r, const char *target, unsigned flags, int timeout_ms, int *excode,
+                    struct km_error *err);
+/*
+ * {"type", "route": "host"|"container"|"none", "policy", "image", "daemon",
+ * "source", "reason"}: what km_route_mount() would do for fstype, as JSON.
+ */
+int km_route_explain(struct km_router *r, const char *fstype, char **json, struct km_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,10 +39,24 @@ static int unwrap_systemd_run(int argc, char **argv) {
 static const char *kubelet_dir(bool *ret_named) {
         const char *d = getenv("KUBEMOUNT_KUBELET_DIR");
         *ret_named = d && d[0] == '/';
-        return *ret_named ? d : "/var/lib/kubelet";
+        return *ret_named ? d : KUBELET_DIR_DEFAULT;
+}
+
+/* Routing as kubemount mount does it, in the namespace the shim entered (the mapping from the environment). */
+static struct km_router *router_new(void) {
+        struct km_router *r = NULL;
+        bool named;
+        const char *dir = kubelet_dir(&named);
+
+        if (km_router_new(NULL, &r) < 0 || km_router_set_kubelet_dir(r, dir, named) < 0) {
+                km_router_free(r);
+                return NULL;
+        }
+        return r;
 }
 
 static int route_mount(int argc, char **argv) {
+        _cleanup_(km_router_freep) struct km_router *router = NULL;
         struct mount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
@@ -65,7 +79,11 @@ static int route_mount(int argc, char **argv) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
-        r = km_mount(NULL, a.spec, &excode, &err);
+        if (!(router = router_new())) {
+                mount_args_done(&a);
+                return MNT_EX_SYSERR;
+        }
+        r = km_route_mount(router, a.spec, &excode, &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         mount_args_done(&a);
@@ -73,17 +91,17 @@ static int route_mount(int argc, char **argv) {
 }
 
 static int route_umount(int argc, char **argv) {
+        _cleanup_(km_router_freep) struct km_router *router = NULL;
         struct umount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
-        bool named;
-        const char *dir = kubelet_dir(&named);
 
         r = umount_args_parse(argc, argv, &a);
         if (r < 0 || a.help || a.version)
                 return -1; /* several targets, -a, --help: the real umount */
-        r = km_umount(NULL, a.target, dir, a.flags | (named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms, &excode,
-                      &err);
+        if (!(router = router_new()))
+                return MNT_EX_SYSERR;
+        r = km_route_umount(router, a.target, a.flags, a.timeout_ms, &excode, &err);
         if (r < 0)
                 fprintf(stderr, "%s\n", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

@@ -47,6 +47,9 @@ struct km_image_options *cli_image_options_new(void);
 /* 0 taken, 1 not an image option, < 0 invalid value. */
 int cli_image_option(struct km_image_options *o, int c, const char *arg);
 
+/* A router with the command line's kubelet dir, --vcs-image options and image options (freed by the caller). */
+int cli_router_new(struct cli *cli, struct km_router **ret, struct km_image_options **ret_o);
+
 /* Prints "kubemount: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);
 /* Sends library reports to stderr: warnings, and steps when verbose. */

@@ -116,6 +116,8 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
 
 static void print_row(json_t *c) {
         json_t *code = json_object_get(c, "exit_code"), *cmd = json_object_get(c, "command"), *v;
+        json_t *mount = json_object_get(c, "mount");
+        const char *digest = json_string_value(json_object_get(c, "digest"));
         char status[32];
         size_t i;
 
@@ -125,10 +127,15 @@ static void print_row(json_t *c) {
                 snprintf(status, sizeof(status), "exited %lld", (long long)json_integer_value(code));
         else
                 snprintf(status, sizeof(status), "%s", json_string_value(json_object_get(c, "status")) ?: "unknown");
-        printf("%-24s %-8lld %-12s %-20s", json_string_value(json_object_get(c, "name")) ?: "?",
+        printf("%-24s %-8lld %-12s %-20s %-19.19s", json_string_value(json_object_get(c, "name")) ?: "?",
                (long long)json_integer_value(json_object_get(c, "pid")), status,
-               json_string_value(json_object_get(c, "created")) ?: "");
-        json_array_foreach(cmd, i, v) printf(" %s", json_string_value(v) ?: "");
+               json_string_value(json_object_get(c, "created")) ?: "", digest ?: "-");
+        if (mount)
+                /* A routed mount's container: what it serves says more than its idle command. */
+                printf(" mount %s on %s", json_string_value(json_object_get(mount, "type")) ?: "?",
+                       json_string_value(json_object_get(mount, "target")) ?: "?");
+        else
+                json_array_foreach(cmd, i, v) printf(" %s", json_string_value(v) ?: "");
         putchar('\n');
 }
 
@@ -136,8 +143,10 @@ int cmd_ps(struct cli *cli, int argc, char **argv) {
         static const char help[] =
                 "Usage: kubemount ps [--json] [-a]\n"
                 "\n"
-                "List VCS containers: name, PID 1 (host pid), status, creation time, command.\n"
-                "Exited ones are listed with -a.\n";
+                "List VCS containers: name, PID 1 (host pid), status, creation time, the\n"
+                "image's manifest digest (shortened; --json has it whole, and the reference),\n"
+                "and the command, or for a container that serves a routed mount, the mount\n"
+                "(\"mount TYPE on TARGET\").  Exited ones are listed with -a.\n";
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "json", no_argument, NULL, 'J' },
@@ -184,7 +193,7 @@ int cmd_ps(struct cli *cli, int argc, char **argv) {
                 json_decref(doc);
                 return cli_print_json(out) < 0 ? EXIT_USAGE : 0;
         }
-        printf("%-24s %-8s %-12s %-20s %s\n", "NAME", "PID", "STATUS", "CREATED", "COMMAND");
+        printf("%-24s %-8s %-12s %-20s %-19s %s\n", "NAME", "PID", "STATUS", "CREATED", "IMAGE", "COMMAND");
         json_array_foreach(list, i, e) if (all || json_is_true(json_object_get(e, "running"))) print_row(e);
         json_decref(doc);
         return 0;

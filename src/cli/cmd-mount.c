@@ -100,7 +100,29 @@ static int read_sensitive(const struct mount_args *a, char **ret) {
         return 0;
 }
 
+int cli_router_new(struct cli *cli, struct km_router **ret, struct km_image_options **ret_o) {
+        _cleanup_(km_router_freep) struct km_router *r = NULL;
+        struct km_image_options *o = cli_image_options_new();
+
+        if (!o || km_router_new(cli->host, &r) < 0 ||
+            km_router_set_kubelet_dir(r, cli->kubelet_dir, cli->kubelet_dir_named) < 0) {
+                km_image_options_free(o);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < cli->n_vcs_options; i++)
+                if (km_router_add_vcs_image(r, cli->vcs_options[i]) < 0) {
+                        km_image_options_free(o);
+                        return -ENOMEM;
+                }
+        km_router_set_image_options(r, o);
+        *ret = TAKE_PTR(r);
+        *ret_o = o;
+        return 0;
+}
+
 int cmd_mount(struct cli *cli, int argc, char **argv) {
+        _cleanup_(km_router_freep) struct km_router *router = NULL;
+        _cleanup_(km_image_options_freep) struct km_image_options *o = NULL;
         struct mount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
@@ -147,7 +169,11 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
-        r = km_mount(cli->host, a.spec, &excode, &err);
+        if (cli_router_new(cli, &router, &o) < 0) {
+                mount_args_done(&a);
+                return MNT_EX_SYSERR;
+        }
+        r = km_route_mount(router, a.spec, &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         mount_args_done(&a);
@@ -155,6 +181,8 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_umount(struct cli *cli, int argc, char **argv) {
+        _cleanup_(km_router_freep) struct km_router *router = NULL;
+        _cleanup_(km_image_options_freep) struct km_image_options *o = NULL;
         struct umount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
@@ -174,8 +202,9 @@ int cmd_umount(struct cli *cli, int argc, char **argv) {
         }
         if (a.verbose && !cli->verbose)
                 cli_log_setup(cli->verbose = 1);
-        r = km_umount(cli->host, a.target, cli->kubelet_dir,
-                      a.flags | (cli->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), a.timeout_ms, &excode, &err);
+        if (cli_router_new(cli, &router, &o) < 0)
+                return MNT_EX_SYSERR;
+        r = km_route_umount(router, a.target, a.flags, a.timeout_ms, &excode, &err);
         if (r < 0)
                 cli_error("%s", err.message);
         return r < 0 ? (excode ? excode : MNT_EX_FAIL) : MNT_EX_SUCCESS;

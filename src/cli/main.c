@@ -251,7 +251,7 @@ int main(int argc, char **argv) {
          */
         cli.kubelet_dir_named = cli.kubelet_dir && *cli.kubelet_dir;
         if (!cli.kubelet_dir_named)
-                cli.kubelet_dir = "/var/lib/kubelet";
+                cli.kubelet_dir = KUBELET_DIR_DEFAULT;
         if (cli.kubelet_dir[0] != '/') {
                 cli_error("--kubelet-dir: '%s' is not an absolute path", cli.kubelet_dir);
                 return EXIT_USAGE;

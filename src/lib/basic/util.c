@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "syscalls.h"
 #include "util.h"
@@ -155,6 +156,13 @@ void close_all_but(int *keep, size_t n) {
                 from = (unsigned)sorted[i] + 1;
         }
         (void)sys_close_range(from, ~0U, 0);
+}
+
+uint64_t monotonic_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int free_and_strdup(char **field, const char *value) {

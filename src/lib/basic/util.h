@@ -53,6 +53,13 @@ static inline void fclosep(FILE **f) {
 /* One cleanup per type: the libc and kubemount.h types here, the others next to their type. */
 DEFINE_CLEANUP(DIR, closedir)
 DEFINE_CLEANUP(char *, km_strv_free)
+DEFINE_CLEANUP(struct km_vcs, km_vcs_free)
+DEFINE_CLEANUP(struct km_agent, km_agent_free)
+DEFINE_CLEANUP(struct km_router, km_router_free)
+DEFINE_CLEANUP(struct km_image_options, km_image_options_free)
+
+/* The kubelet's --root-dir when nobody names another. */
+#define KUBELET_DIR_DEFAULT "/var/lib/kubelet"
 
 #define TAKE_PTR(p)                                                                                                    \
         ({                                                                                                             \
@@ -128,6 +135,9 @@ int stdio_install(const int stdio[3]);
 int exit_code_from_status(int status, int *ret_signal);
 /* The same from waitid()'s siginfo. */
 int exit_code_from_siginfo(const siginfo_t *si);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t monotonic_ms(void);
 
 /* Replaces *field with a copy of value (NULL clears it); -ENOMEM leaves it alone. */
 int free_and_strdup(char **field, const char *value);

@@ -97,7 +97,7 @@ static struct image_options internal(const struct km_image_options *o) {
         return io;
 }
 
-enum op { OP_PULL, OP_IMPORT, OP_LIST, OP_REMOVE, OP_RESOLVE };
+enum op { OP_PULL, OP_IMPORT, OP_LIST, OP_REMOVE, OP_RESOLVE, OP_RESOLVE_STORED };
 
 struct call {
         enum op op;
@@ -121,7 +121,8 @@ static int call_in_host(void *userdata, struct km_error *err) {
         case OP_REMOVE:
                 return image_remove(c->a, c->keep, &io, err);
         case OP_RESOLVE:
-                return image_resolve(c->a, true, &io, &c->result, err);
+        case OP_RESOLVE_STORED:
+                return image_resolve(c->a, c->op == OP_RESOLVE, &io, &c->result, err);
         }
         return -EINVAL;
 }
@@ -176,9 +177,9 @@ KM_EXPORT int km_image_remove(const struct km_host *h, const struct km_image_opt
         return run_call(h, &c, NULL, err);
 }
 
-int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, json_t **ret,
-                          struct km_error *err) {
-        struct call c = { OP_RESOLVE, o, ref };
+int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, bool pull,
+                          json_t **ret, struct km_error *err) {
+        struct call c = { pull ? OP_RESOLVE : OP_RESOLVE_STORED, o, ref };
         int r = km_host_run(h, call_in_host, &c, err);
 
         if (r >= 0)

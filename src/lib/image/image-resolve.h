@@ -3,9 +3,10 @@
 #pragma once
 
 #include "jansson-dl.h"
+#include <stdbool.h>
 
 #include "util.h"
 
-/* REF's record (pulled when missing), resolved in h's mount namespace. */
-int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, json_t **ret,
-                          struct km_error *err);
+/* REF's record (pulled when missing if pull, else -ENOENT), resolved in h's mount namespace. */
+int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, bool pull,
+                          json_t **ret, struct km_error *err);

@@ -87,12 +87,6 @@ static void curl_init(void) {
         curl_init_result = sym_curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- libcurl callbacks --------------------------------------------------- */
 
 static void xfer_reset(struct xfer *x) {
@@ -180,7 +174,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *userdata) {
 
 static void progress_show(struct xfer *x, bool force) {
         char line[160];
-        int64_t t = now_ms();
+        int64_t t = (int64_t)monotonic_ms();
         int n;
 
         if (!x->label || x->r->progress_fd < 0 || (!force && t - x->last_ms < 200))

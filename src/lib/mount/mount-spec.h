@@ -22,3 +22,17 @@ int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind,
 bool mount_spec_may_start_daemon(const struct km_mount_spec *s);
 /* A bind, a remount or only a propagation change: no mount.TYPE helper runs. */
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s);
+
+/*
+ * For a mount made elsewhere (a VCS container): the target walked as
+ * km_mount() walks it, in the calling thread's namespace, and the same
+ * "already mounted" check.  *ret_usage: refused as outside a default kubelet
+ * dir (mount(8)'s usage status).
+ */
+int mount_spec_check_target(const struct km_mount_spec *s, bool *ret_usage, struct km_error *err);
+/*
+ * mount(8)'s own command line for s: "mount -t TYPE -o OPTIONS SOURCE
+ * TARGET", the sensitive options included (the command goes to a helper,
+ * never to a log).  km_strv_free() it; NULL: out of memory.
+ */
+char **mount_spec_argv(const struct km_mount_spec *s);

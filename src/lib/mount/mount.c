@@ -235,6 +235,43 @@ static int open_target(const struct km_mount_spec *s, struct resolved *where, bo
                                s->target, s->confine);
 }
 
+int mount_spec_check_target(const struct km_mount_spec *s, bool *ret_usage, struct km_error *err) {
+        _cleanup_close_ int fd = open_target(s, NULL, ret_usage, err);
+
+        return fd < 0 ? fd : refuse_duplicate(s, err);
+}
+
+char **mount_spec_argv(const struct km_mount_spec *s) {
+        _cleanup_free_ char *opts = strjoin_opts(s->options, s->sensitive), *all = NULL;
+        const char *flag = s->flags & KM_MOUNT_READ_ONLY ? "ro" : s->flags & KM_MOUNT_READ_WRITE ? "rw" : NULL;
+        char **argv = calloc(8, sizeof(char *));
+        size_t n = 0;
+
+        all = opts ? strjoin_opts(flag, opts) : NULL;
+        if (!argv || !all)
+                goto oom;
+        if (!(argv[n++] = strdup("mount")))
+                goto oom;
+        if (s->fstype && (!(argv[n++] = strdup("-t")) || !(argv[n++] = strdup(s->fstype))))
+                goto oom;
+        if (*all && (!(argv[n++] = strdup("-o")) || !(argv[n++] = strdup(all))))
+                goto oom;
+        if (s->source && !(argv[n++] = strdup(s->source)))
+                goto oom;
+        if (!(argv[n++] = strdup(s->target)))
+                goto oom;
+        explicit_bzero(opts, strlen(opts));
+        explicit_bzero(all, strlen(all));
+        return argv;
+oom:
+        if (opts)
+                explicit_bzero(opts, strlen(opts));
+        if (all)
+                explicit_bzero(all, strlen(all));
+        km_strv_free(argv);
+        return NULL;
+}
+
 /* A bind's source, walked like the target: a subPath symlink cannot bind /etc (THREATS 3). */
 static int open_bind_source(const struct km_mount_spec *s, struct km_error *err) {
         _cleanup_free_ char *abs = path_absolute(s->source);

@@ -9,6 +9,7 @@
 
 #include "jansson-dl.h"
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "agent.h"
@@ -34,6 +35,9 @@ struct ctr {
         bool stopping, timed_out, remove_on_exit;
         bool forgotten; /* on agent.forgotten: freed after the loop's batch of events */
         int timer;
+        int execs;           /* exec jobs running in it (a routed mount's own is one) */
+        bool mount_pending;  /* a routed mount's container whose exec of mount has not come yet */
+        uint64_t started_ms; /* monotonic_ms() when this agent started it */
         int dir_fd;
         char *runtime; /* crun, runc or another OCI runtime (absolute path); NULL: embedded */
         struct container_spec *spec;

@@ -85,6 +85,34 @@ static void action(json_t *actions, const char *what, const char *name, const ch
         json_array_append_new(actions, json_pack("{s:s, s:s, s:s?}", "action", what, "name", name, "detail", detail));
 }
 
+/* A routed mount's container whose exec of mount never came (its client died): an orphan after this. */
+#define ROUTE_START_GRACE_MS 60000
+
+void agent_release_orphans(struct agent *a, json_t *actions) {
+        struct km_mount_table *t = NULL;
+        uint64_t now = monotonic_ms();
+
+        for (struct ctr *c = a->ctrs; c; c = c->next) {
+                const char *target = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
+
+                if (!target || c->pidfd < 0 || c->stopping || c->execs > 0 ||
+                    (c->mount_pending && now - c->started_ms < ROUTE_START_GRACE_MS))
+                        continue;
+                /* Read once, and only when a routed container is there (mountinfo never blocks on FUSE). */
+                if (!t && km_mount_table_load(NULL, NULL, &t, NULL) < 0)
+                        return;
+                if (km_mount_table_find_target(t, target))
+                        continue;
+                log_msg(KM_LOG_INFO, "agent: container %s served %s, which is no longer mounted: removed", c->name,
+                        target);
+                if (actions)
+                        action(actions, "released-orphan", c->name, target);
+                c->stopping = c->remove_on_exit = true;
+                agent_ctr_kill(a, c);
+        }
+        km_mount_table_free(t);
+}
+
 /*
  * One FUSE mount looked at in a thread of the gc worker: its daemon may be
  * stopped, or waiting for a hung server, and then the look never returns.
@@ -100,13 +128,6 @@ struct probe {
         int umount_r;
         char message[KM_ERROR_MAX];
 };
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void *probe_main(void *arg) {
         struct probe *p = arg;
@@ -147,7 +168,7 @@ static void probe_round(struct probe *probes, size_t n, int report[2], pthread_a
 
         while (next < n || running > 0) {
                 struct pollfd p = { .fd = report[0], .events = POLLIN };
-                uint64_t now = now_ms(), wait = GC_PROBE_TIMEOUT_MS;
+                uint64_t now = monotonic_ms(), wait = GC_PROBE_TIMEOUT_MS;
 
                 for (; next < n && running < GC_PROBES_PARALLEL; next++) {
                         struct probe *pr = &probes[next];
@@ -172,7 +193,7 @@ static void probe_round(struct probe *probes, size_t n, int report[2], pthread_a
                         probes[done].finished = true; /* (one that answers after its deadline stays hung) */
                         running--;
                 }
-                now = now_ms();
+                now = monotonic_ms();
                 for (size_t i = 0; i < next; i++)
                         if (probes[i].go && probes[i].started && !probes[i].finished && !probes[i].hung &&
                             probes[i].deadline_ms <= now) {
@@ -261,7 +282,7 @@ static int gc_mounts_done(struct agent *a, int conn, json_t *ctx, json_t *answer
 }
 
 int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err) {
-        const char *kubelet_dir = json_string_value(json_object_get(req, "kubelet_dir")) ?: "/var/lib/kubelet";
+        const char *kubelet_dir = json_string_value(json_object_get(req, "kubelet_dir")) ?: KUBELET_DIR_DEFAULT;
         json_t *actions = json_array(), *m;
         char **names = NULL;
         int r;
@@ -295,6 +316,7 @@ int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err) {
                 json_decref(actions);
                 return r;
         }
+        agent_release_orphans(a, actions);
         /* The mounts: a stopped FUSE daemon would block us, so a worker looks, and answers the client. */
         m = json_pack("{s:o, s:s}", "actions", actions, "kubelet_dir", kubelet_dir);
         if (!m)

@@ -127,6 +127,22 @@ static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_
         return runtime_run(&rq, pid, err);
 }
 
+/* The image a container runs and the mount it serves (routing), as the client said: strings only. */
+static void record_image_and_mount(struct ctr *c, json_t *req) {
+        json_t *image = json_object_get(req, "image"), *mount = json_object_get(req, "mount");
+        const char *digest = json_string_value(json_object_get(image, "digest"));
+        const char *target = json_string_value(json_object_get(mount, "target"));
+        const char *type = json_string_value(json_object_get(mount, "type"));
+
+        if (digest) {
+                json_object_set_new(c->state, "image",
+                                    json_string(json_string_value(json_object_get(image, "ref")) ?: ""));
+                json_object_set_new(c->state, "digest", json_string(digest));
+        }
+        if (target && target[0] == '/')
+                json_object_set_new(c->state, "mount", json_pack("{s:s, s:s?}", "target", target, "type", type));
+}
+
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
@@ -203,7 +219,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .cgroup_name = detach ? c->cgroup : NULL,
                         .log_dir_fd = detach ? c->dir_fd : -EBADF,
                         .state_dir_fd = c->dir_fd,
-                        .confine = req_string(req, "kubelet_dir") ?: "/var/lib/kubelet",
+                        .confine = req_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
                 r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);
@@ -225,6 +241,9 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
         if (c->runtime)
                 json_object_set_new(c->state, "runtime", json_string(c->runtime));
+        record_image_and_mount(c, req);
+        c->mount_pending = json_object_get(c->state, "mount") != NULL;
+        c->started_ms = monotonic_ms();
         (void)agent_save_state(a, c);
         if (timeout_ms > 0)
                 (void)agent_ctr_timer(a, c, (int)timeout_ms);
@@ -287,8 +306,12 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
                         (void)proto_send(conn, m, &master, 1);
                         json_decref(m);
                 }
-                if (r >= 0 && (r = agent_job_add(a, pid, conn)) < 0)
+                if (r >= 0 && (r = agent_job_add(a, pid, conn, c->name)) < 0)
                         error_set(err, r, "exec in %s", c->name);
+                if (r >= 0) {
+                        c->execs++;
+                        c->mount_pending = false;
+                }
         }
         km_strv_free(args);
         km_strv_free(env);

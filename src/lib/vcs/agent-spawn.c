@@ -34,7 +34,8 @@
 #define AGENT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define AGENT_NOFILE_MAX ((rlim_t)1 << 20)
 #define AGENT_STACK ((rlim_t)8 << 20)
-static const char *const agent_env_kept[] = { "KUBEMOUNT_CGROUP_PARENT", "KUBEMOUNT_STORE_DIR", "KUBEMOUNT_COMPAT" };
+static const char *const agent_env_kept[] = { "KUBEMOUNT_CGROUP_PARENT", "KUBEMOUNT_STORE_DIR", "KUBEMOUNT_COMPAT",
+                                              "KUBEMOUNT_GC_INTERVAL" };
 
 /* What went wrong in the spawned child, for the caller's message. */
 enum spawn_step { STEP_SETNS = 1, STEP_OPEN, STEP_NOT_FILE, STEP_OWNER, STEP_WRITABLE, STEP_EXEC };

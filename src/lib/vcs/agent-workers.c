@@ -12,7 +12,7 @@
 
 /* ---- exec jobs ---------------------------------------------------------------- */
 
-int agent_job_add(struct agent *a, pid_t pid, int conn) {
+int agent_job_add(struct agent *a, pid_t pid, int conn, const char *ctr) {
         struct job *j = calloc(1, sizeof(*j));
         int r;
 
@@ -21,6 +21,7 @@ int agent_job_add(struct agent *a, pid_t pid, int conn) {
         j->w.kind = WATCH_JOB;
         j->pid = pid;
         j->conn = conn;
+        snprintf(j->ctr, sizeof(j->ctr), "%s", ctr);
         j->pidfd = agent_watch_pid(a, pid, &j->w);
         if (j->pidfd < 0) {
                 r = j->pidfd;

@@ -18,9 +18,10 @@ struct job {
         struct job *next;
         pid_t pid;
         int pidfd, conn;
+        char ctr[sizeof(((struct ctr *)0)->name)]; /* the container it runs in */
 };
 
-int agent_job_add(struct agent *a, pid_t pid, int conn);
+int agent_job_add(struct agent *a, pid_t pid, int conn, const char *ctr);
 
 /*
  * Path work that may block -- a stopped FUSE daemon, a FIFO or a symlink in

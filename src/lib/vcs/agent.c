@@ -110,6 +110,9 @@ static void job_exited(struct agent *a, struct job *j) {
         (void)proto_send(j->conn, m, NULL, 0);
         json_decref(m);
         conn_close(a, j->conn);
+        struct ctr *c = agent_find(a, j->ctr);
+        if (c && c->execs > 0)
+                c->execs--;
         agent_unwatch(a, j->pidfd);
         for (struct job **p = &a->jobs; *p; p = &(*p)->next)
                 if (*p == j) {
@@ -267,6 +270,26 @@ static void conn_accept(struct agent *a) {
 
 /* ---- start-up -------------------------------------------------------------------- */
 
+/* How often routed mounts' orphans are looked for: $KUBEMOUNT_GC_INTERVAL seconds (0: never), default 60. */
+static int gc_interval_ms(void) {
+        const char *e = getenv("KUBEMOUNT_GC_INTERVAL");
+        char *end;
+        long s = e && *e ? strtol(e, &end, 10) : 60;
+
+        if (e && *e && (*end || s < 0 || s > 86400)) {
+                log_msg(KM_LOG_WARNING, "agent: KUBEMOUNT_GC_INTERVAL=%s is not 0..86400 seconds: 60 used", e);
+                s = 60;
+        }
+        return (int)s * 1000;
+}
+
+static bool serves_mounts(struct agent *a) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (c->pidfd >= 0 && json_object_get(c->state, "mount"))
+                        return true;
+        return false;
+}
+
 static int listen_on(int state_fd, const char *state_dir, struct km_error *err) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
@@ -337,17 +360,27 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 close(o->ready_fd);
         }
 
+        int sweep_ms = gc_interval_ms();
+        uint64_t next_sweep = monotonic_ms() + (uint64_t)sweep_ms;
         for (;;) {
                 struct epoll_event ev[16];
                 bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers;
-                int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev),
-                                   idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1);
+                int timeout = idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1;
+                uint64_t now = monotonic_ms();
+
+                if (sweep_ms > 0 && now >= next_sweep) {
+                        agent_release_orphans(&a, NULL);
+                        next_sweep = now + (uint64_t)sweep_ms;
+                }
+                if (sweep_ms > 0 && serves_mounts(&a) && (timeout < 0 || (uint64_t)timeout > next_sweep - now))
+                        timeout = (int)(next_sweep - now);
+                int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), timeout);
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return error_set(err, -errno, "agent: epoll_wait");
-                if (n == 0) {
+                if (n == 0 && idle) {
                         bool running = false;
                         for (struct ctr *c = a.ctrs; c; c = c->next)
                                 running |= c->pidfd >= 0;

@@ -18,6 +18,7 @@
 #include "hostns.h"
 #include "image-resolve.h"
 #include "mount-flags.h"
+#include "vcs-route.h"
 
 struct km_vcs {
         char *rootfs, *name, *cwd, *runtime, *kubelet_dir;
@@ -25,6 +26,8 @@ struct km_vcs {
         size_t n_env;
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
         char *image_cwd;
+        char *image_ref, *image_digest;    /* of the image set, for the mount it serves */
+        char *serves_target, *serves_type; /* the mount it serves (routing), or NULL */
         struct vcs_bind *binds;
         size_t n_binds;
         bool host_network, host_dev, readonly;
@@ -53,6 +56,10 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         km_strv_free(v->image_args);
         km_strv_free(v->image_env);
         free(v->image_cwd);
+        free(v->image_ref);
+        free(v->image_digest);
+        free(v->serves_target);
+        free(v->serves_type);
         for (size_t i = 0; i < v->n_binds; i++) {
                 free((char *)v->binds[i].source);
                 free((char *)v->binds[i].destination);
@@ -158,13 +165,13 @@ static char **json_strv(json_t *a) {
         return v;
 }
 
-KM_EXPORT int km_vcs_set_image(const struct km_host *h, struct km_vcs *v, const char *ref,
-                               const struct km_image_options *o, struct km_error *err) {
+static int set_image(const struct km_host *h, struct km_vcs *v, const char *ref, const struct km_image_options *o,
+                     bool pull, struct km_error *err) {
         _cleanup_json_ json_t *rec = NULL, *args = NULL;
         int r = jansson_require(err);
 
         if (r >= 0)
-                r = image_resolve_for_vcs(h, o, ref, &rec, err);
+                r = image_resolve_for_vcs(h, o, ref, pull, &rec, err);
         if (r < 0)
                 return r;
         /* The image's Entrypoint and Cmd together, as a runtime runs them without a command given. */
@@ -177,8 +184,36 @@ KM_EXPORT int km_vcs_set_image(const struct km_host *h, struct km_vcs *v, const 
         v->image_env = json_strv(json_object_get(rec, "env"));
         r = free_and_strdup(&v->image_cwd, json_string_value(json_object_get(rec, "working_dir")));
         if (r >= 0)
+                r = free_and_strdup(&v->image_ref, json_string_value(json_object_get(rec, "ref")) ?: ref);
+        if (r >= 0)
+                r = free_and_strdup(&v->image_digest, json_string_value(json_object_get(rec, "manifest")));
+        if (r >= 0)
                 r = free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
         v->image = r >= 0;
+        return r;
+}
+
+KM_EXPORT int km_vcs_set_image(const struct km_host *h, struct km_vcs *v, const char *ref,
+                               const struct km_image_options *o, struct km_error *err) {
+        return set_image(h, v, ref, o, true, err);
+}
+
+int vcs_set_image_stored(const struct km_host *h, struct km_vcs *v, const char *ref, const struct km_image_options *o,
+                         struct km_error *err) {
+        return set_image(h, v, ref, o, false, err);
+}
+
+const char *vcs_image_digest(const struct km_vcs *v) {
+        return v->image_digest;
+}
+
+int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype, const char *image_ref) {
+        int r = free_and_strdup(&v->serves_target, target);
+
+        if (r >= 0)
+                r = free_and_strdup(&v->serves_type, fstype);
+        if (r >= 0 && image_ref)
+                r = free_and_strdup(&v->image_ref, image_ref);
         return r;
 }
 
@@ -336,6 +371,30 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
         return r < 0 ? r : c.fd;
 }
 
+struct exists_args {
+        const char *state_dir, *name;
+};
+
+/* A look only (the agent, which owns the dir, checks it properly): nothing is created. */
+static int exists_in_host(void *userdata, struct km_error *err) {
+        struct exists_args *e = userdata;
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+
+        if (!state_name_is_valid(e->name))
+                return error_set_plain(err, -EINVAL, "invalid container name '%s'", e->name);
+        if (asprintf(&path, "%s/containers/%s", e->state_dir, e->name) < 0)
+                return -ENOMEM;
+        if (lstat(path, &st) == 0)
+                return S_ISDIR(st.st_mode);
+        return errno == ENOENT || errno == ENOTDIR ? 0 : error_set(err, -errno, "%s", path);
+}
+
+int vcs_container_exists(struct km_agent *a, const char *name, struct km_error *err) {
+        struct exists_args e = { a->state_dir, name };
+        return km_host_run(a->host, exists_in_host, &e, err);
+}
+
 /*
  * Sends req with fds, and reads the answers until one holds KEY (returned),
  * or an error.  "started" comes before "exit" for runs.
@@ -404,6 +463,13 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
                         "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime, "kubelet_dir",
                         v->kubelet_dir);
         if (!req)
+                return -ENOMEM;
+        if (v->image_digest &&
+            json_object_set_new(req, "image", json_pack("{s:s?, s:s}", "ref", v->image_ref, "digest", v->image_digest)))
+                return -ENOMEM;
+        if (v->serves_target &&
+            json_object_set_new(req, "mount",
+                                json_pack("{s:s, s:s?}", "target", v->serves_target, "type", v->serves_type)))
                 return -ENOMEM;
         r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
         if (r >= 0 && exit_status)

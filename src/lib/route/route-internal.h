@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Routing's parts that status and tests look at (route.c). */
+#pragma once
+
+#include "vcs-map.h"
+
+/* "mount-" + up to 40 characters of the target's last component + "-" + 16 hex digits. */
+#define ROUTE_NAME_MAX 72
+
+enum route_kind { ROUTE_HOST, ROUTE_CONTAINER, ROUTE_NONE };
+
+struct route_decision {
+        enum route_kind route;
+        enum vcs_policy policy;
+        const struct vcs_entry *entry; /* the table's (the router's) */
+        char reason[256];              /* "policy auto: the host has no mount.glusterfs" */
+};
+
+struct route_mount {
+        const struct km_mount_spec *spec;
+        struct route_decision decision;
+        bool usage; /* refused as outside an unnamed kubelet dir */
+};
+
+/* The router's table, built at first use from its command line, the environment's sources and the defaults. */
+int router_map(struct km_router *r, const struct vcs_map **ret, struct km_error *err);
+/* Who mounts type (NULL: a bind, a remount, a probed type: the host). */
+int route_decide(struct km_router *r, const char *type, struct route_decision *d, struct km_error *err);
+/*
+ * The container that serves target: named after its last component, made
+ * unique by a hash of the whole path, so that two mounts of one target meet
+ * at one name (the second is refused) and umount finds it again.
+ */
+void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]);

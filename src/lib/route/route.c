@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Routing (see kubemount.h): the kubelet's mount made by the host's client
+ * or by the mapped VCS image, in a container that lives as long as the
+ * mount needs it.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <libmount.h>
+
+#include "hostns.h"
+#include "mount-spec.h"
+#include "route-internal.h"
+#include "secrets.h"
+#include "vcs-route.h"
+
+/* How long a routed daemon's container gets to end after its mount is gone. */
+#define ROUTE_STOP_TIMEOUT_MS 5000
+
+struct km_router {
+        struct km_host *host; /* a copy; NULL: the calling thread's namespace */
+        char *kubelet_dir, *state_dir;
+        bool kubelet_dir_named;
+        const struct km_image_options *image_options;
+        char **command_line;
+        size_t n_command_line;
+        struct vcs_map *map; /* built at first use */
+};
+
+KM_EXPORT int km_router_new(const struct km_host *h, struct km_router **ret) {
+        struct km_router *r = calloc(1, sizeof(*r));
+
+        if (!r || (h && km_host_new(h->mount_ns, &r->host, NULL) < 0) ||
+            !(r->kubelet_dir = strdup(KUBELET_DIR_DEFAULT))) {
+                km_router_free(r);
+                return -ENOMEM;
+        }
+        *ret = r;
+        return 0;
+}
+
+KM_EXPORT void km_router_free(struct km_router *r) {
+        if (!r)
+                return;
+        km_host_free(r->host);
+        free(r->kubelet_dir);
+        free(r->state_dir);
+        km_strv_free(r->command_line);
+        vcs_map_free(r->map);
+        free(r);
+}
+
+KM_EXPORT int km_router_add_vcs_image(struct km_router *r, const char *arg) {
+        char **v;
+
+        if (!arg || r->map)
+                return -EINVAL; /* the table is built already */
+        v = realloc(r->command_line, sizeof(char *) * (r->n_command_line + 2));
+        if (!v)
+                return -ENOMEM;
+        r->command_line = v;
+        if (!(v[r->n_command_line] = strdup(arg)))
+                return -ENOMEM;
+        v[++r->n_command_line] = NULL;
+        return 0;
+}
+
+KM_EXPORT int km_router_set_kubelet_dir(struct km_router *r, const char *dir, bool named) {
+        if (!dir || dir[0] != '/')
+                return -EINVAL;
+        r->kubelet_dir_named = named;
+        return free_and_strdup(&r->kubelet_dir, dir);
+}
+
+KM_EXPORT int km_router_set_state_dir(struct km_router *r, const char *dir) {
+        return free_and_strdup(&r->state_dir, dir);
+}
+
+KM_EXPORT void km_router_set_image_options(struct km_router *r, const struct km_image_options *o) {
+        r->image_options = o;
+}
+
+int router_map(struct km_router *r, const struct vcs_map **ret, struct km_error *err) {
+        struct vcs_map_sources src = { .command_line = r->command_line, .n_command_line = r->n_command_line };
+        int q;
+
+        if (!r->map) {
+                vcs_map_sources_from_env(&src);
+                q = vcs_map_load(&src, &r->map, err);
+                if (q < 0)
+                        return q;
+                for (size_t i = 0; i < r->map->n_warnings; i++)
+                        log_msg(KM_LOG_WARNING, "%s", r->map->warnings[i]);
+        }
+        *ret = r->map;
+        return 0;
+}
+
+/* ---- the decision --------------------------------------------------------------- */
+
+/* Kernel types that mount(8) still cannot use without their helper (it resolves hosts, keys, versions). */
+static const char *const needs_helper[] = { "nfs", "nfs4", "cifs", "smb3", "ceph" };
+
+static bool program_in_path(const char *name) {
+        static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+                                            "/usr/bin",        "/sbin",          "/bin" };
+        char path[PATH_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                if (snprintf(path, sizeof(path), "%s/%s", dirs[i], name) < (int)sizeof(path) && access(path, X_OK) == 0)
+                        return true;
+        return false;
+}
+
+static bool kernel_knows(const char *type) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/filesystems", "re");
+        char line[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(needs_helper); i++)
+                if (streq(type, needs_helper[i]))
+                        return false;
+        while (f && fgets(line, sizeof(line), f)) {
+                char *name = strchr(line, '\t');
+                if (name && (name++, name[strcspn(name, "\n")] = '\0', streq(name, type)))
+                        return true;
+        }
+        return false;
+}
+
+struct client_check {
+        const char *type;
+        char why[160];
+};
+
+/* In the host: whether it can mount type itself, and how (for messages). */
+static int host_client_in_ns(void *userdata, struct km_error *err) {
+        struct client_check *c = userdata;
+        const char *sub = startswith(c->type, "fuse.")      ? c->type + strlen("fuse.")
+                          : startswith(c->type, "fuseblk.") ? c->type + strlen("fuseblk.")
+                                                            : NULL;
+
+        if (host_helper_exists("mount", c->type)) {
+                snprintf(c->why, sizeof(c->why), "the host has mount.%s", c->type);
+                return 1;
+        }
+        if (sub && *sub && (host_helper_exists("mount", "fuse") || host_helper_exists("mount", "fuse3")) &&
+            program_in_path(sub)) {
+                snprintf(c->why, sizeof(c->why), "the host has mount.fuse and %s", sub);
+                return 1;
+        }
+        if (!sub && kernel_knows(c->type)) {
+                snprintf(c->why, sizeof(c->why), "the host's kernel mounts %s without a helper", c->type);
+                return 1;
+        }
+        snprintf(c->why, sizeof(c->why), "the host has no mount.%s%s%s", c->type, sub ? " and no " : "",
+                 sub ? sub : "");
+        return 0;
+}
+
+int route_decide(struct km_router *r, const char *type, struct route_decision *d, struct km_error *err) {
+        const struct vcs_map *map;
+        struct client_check c = { .type = type };
+        int q;
+
+        *d = (struct route_decision){ .route = ROUTE_HOST, .policy = VCS_POLICY_AUTO };
+        if (!type) {
+                snprintf(d->reason, sizeof(d->reason), "no type: the host probes it");
+                return 0;
+        }
+        q = router_map(r, &map, err);
+        if (q < 0)
+                return q;
+        d->entry = vcs_map_find(map, type);
+        if (!d->entry) {
+                /* The host or nobody: km_mount() says which, as mount(8) would (no namespace switch here). */
+                snprintf(d->reason, sizeof(d->reason), "no VCS image is mapped for %s: the host", type);
+                return 0;
+        }
+        d->policy = d->entry->policy;
+        if (d->policy == VCS_POLICY_HOST) {
+                snprintf(d->reason, sizeof(d->reason), "policy host (%s)", d->entry->source);
+                return 0;
+        }
+        if (d->policy == VCS_POLICY_AUTO) {
+                q = km_host_run(r->host, host_client_in_ns, &c, err);
+                if (q < 0)
+                        return q;
+                if (q > 0) {
+                        snprintf(d->reason, sizeof(d->reason), "policy auto: %s", c.why);
+                        return 0;
+                }
+        }
+        if (!d->entry->image) {
+                d->route = ROUTE_NONE;
+                snprintf(d->reason, sizeof(d->reason), "%s, and no VCS image is mapped for %s", c.why, type);
+                return 0;
+        }
+        d->route = ROUTE_CONTAINER;
+        if (d->policy == VCS_POLICY_CONTAINER)
+                snprintf(d->reason, sizeof(d->reason), "policy container (%s)", d->entry->source);
+        else
+                snprintf(d->reason, sizeof(d->reason), "policy auto: %s", c.why);
+        return 0;
+}
+
+KM_EXPORT int km_route_explain(struct km_router *r, const char *fstype, char **json, struct km_error *err) {
+        static const char *const routes[] = {
+                [ROUTE_HOST] = "host", [ROUTE_CONTAINER] = "container", [ROUTE_NONE] = "none"
+        };
+        _cleanup_json_ json_t *doc = NULL;
+        struct route_decision d;
+        int q = jansson_require(err);
+
+        if (q >= 0)
+                q = route_decide(r, fstype, &d, err);
+        if (q < 0)
+                return q;
+        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:s}", "type", fstype, "route", routes[d.route], "policy",
+                        vcs_policy_to_string(d.policy), "image", d.entry ? d.entry->image : NULL, "daemon",
+                        d.entry && d.entry->daemon, "source", d.entry ? d.entry->source : NULL, "reason", d.reason);
+        if (!doc || !(*json = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)))
+                return error_set(err, -ENOMEM, "route");
+        return 0;
+}
+
+/* ---- the container ------------------------------------------------------------- */
+
+void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]) {
+        const char *last = strrchr(target, '/');
+        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a: a stable name, not a secret */
+        char part[41];
+        size_t n = 0;
+
+        for (const char *p = target; *p; p++)
+                h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        for (const char *p = last ? last + 1 : target; *p && n < sizeof(part) - 1; p++)
+                part[n++] = (isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.') ? *p : '_';
+        part[n] = '\0';
+        snprintf(ret, ROUTE_NAME_MAX, "mount-%s%s%016llx", part, n ? "-" : "", (unsigned long long)h);
+}
+
+static int check_target_in_ns(void *userdata, struct km_error *err) {
+        struct route_mount *m = userdata;
+        return mount_spec_check_target(m->spec, &m->usage, err);
+}
+
+/* The mapped image's mount(8), in its container: its output ours, its status the mount's. */
+static int mount_in_container(struct km_router *r, struct route_mount *m, int *excode, struct km_error *err) {
+        const struct km_mount_spec *s = m->spec;
+        const struct vcs_entry *e = m->decision.entry;
+        char *idle[] = { (char *)"sleep", (char *)"infinity", NULL };
+        _cleanup_(km_vcs_freep) struct km_vcs *v = km_vcs_new();
+        _cleanup_(km_agent_freep) struct km_agent *a = NULL;
+        _cleanup_close_ int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        char name[ROUTE_NAME_MAX];
+        char **argv = NULL;
+        int status = -1, q;
+
+        *excode = MNT_EX_FAIL;
+        if (!path_is_below(s->target, r->kubelet_dir))
+                return error_set_plain(err, -EPERM,
+                                       "mount: %s: a VCS container mounts only below the kubelet dir %s, the one "
+                                       "place it shares with the host",
+                                       s->target, r->kubelet_dir);
+        q = km_host_run(r->host, check_target_in_ns, m, err);
+        if (q < 0) {
+                *excode = m->usage ? MNT_EX_USAGE : MNT_EX_FAIL;
+                return q;
+        }
+        route_container_name(s->target, name);
+        if (!v || null < 0)
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
+        q = vcs_set_image_stored(r->host, v, e->image, r->image_options, err);
+        if (q < 0)
+                return error_wrap(err, q, "mount: %s: %s (image of %s, %s)", s->target, e->image, e->type, e->source);
+        if (km_vcs_set_name(v, name) < 0 || km_vcs_set_kubelet_dir(v, r->kubelet_dir) < 0 ||
+            km_vcs_add_mount(v, r->kubelet_dir, r->kubelet_dir, KM_MAKE_SHARED, false) < 0 ||
+            km_vcs_set_command(v, idle) < 0 || vcs_set_serves(v, s->target, s->fstype, NULL) < 0 ||
+            km_agent_new(r->host, r->state_dir, &a) < 0)
+                return error_set(err, -ENOMEM, "mount: %s", s->target);
+        q = km_vcs_start(a, v, NULL, err);
+        if (q == -EEXIST)
+                return error_set_plain(err, -EBUSY, "mount: %s: container %s is mounting or serving it already",
+                                       s->target, name);
+        if (q < 0)
+                return error_wrap(err, q, "mount: %s: container %s", s->target, name);
+        log_msg(KM_LOG_INFO, "mount: %s: %s in container %s of %s@%s (%s)", s->target, s->fstype, name, e->image,
+                vcs_image_digest(v), m->decision.reason);
+        argv = mount_spec_argv(s);
+        q = argv ? km_vcs_exec_fds(a, name, argv, NULL, NULL, false, (int[3]){ null, STDOUT_FILENO, STDERR_FILENO },
+                                   &status, err)
+                 : error_set(err, -ENOMEM, "mount: %s", s->target);
+        secret_scrub_argv(argv);
+        km_strv_free(argv);
+        if (q >= 0 && status != 0) {
+                *excode = status > 0 && status < 126 ? status : MNT_EX_FAIL;
+                q = error_set_plain(err, -EIO, "mount: %s: the mount of image %s exited with status %d", s->target,
+                                    e->image, status);
+        }
+        /* A client that keeps running stays with its container; any other has done its work. */
+        if (q < 0 || !(e->daemon || mount_spec_may_start_daemon(s))) {
+                struct km_error rerr = {};
+                if (km_vcs_remove(a, name, true, &rerr) < 0)
+                        log_msg(KM_LOG_WARNING, "mount: %s: container %s stays (%s); kubemount gc removes it",
+                                s->target, name, rerr.message);
+        }
+        if (q >= 0)
+                *excode = MNT_EX_SUCCESS;
+        return q;
+}
+
+KM_EXPORT int km_route_mount(struct km_router *r, const struct km_mount_spec *s, int *excode, struct km_error *err) {
+        struct route_mount m = { .spec = s };
+        int ex = MNT_EX_FAIL, q;
+
+        if (!s->target)
+                return error_set_plain(err, -EINVAL, "mount: no target");
+        /* Binds and remounts are the host kernel's own work, whatever the type. */
+        q = mount_spec_is_bind_or_remount(s) ? route_decide(r, NULL, &m.decision, err)
+                                             : route_decide(r, s->fstype, &m.decision, err);
+        if (q < 0) {
+                if (excode)
+                        *excode = MNT_EX_SYSERR;
+                return q;
+        }
+        switch (m.decision.route) {
+        case ROUTE_HOST:
+                q = km_mount(r->host, s, excode, err);
+                if (q == -ENODEV && !m.decision.entry && s->fstype && err)
+                        /* The kernel knows no such type and there is no helper: say how to map one. */
+                        snprintf(err->message + strlen(err->message), sizeof(err->message) - strlen(err->message),
+                                 " (no VCS image is mapped for %s: kubemount --vcs-image %s=IMAGE, a ConfigMap, or "
+                                 "/etc/kubemount/vcs.d/*.json)",
+                                 s->fstype, s->fstype);
+                return q;
+        case ROUTE_NONE:
+                if (excode)
+                        *excode = MNT_EX_FAIL;
+                return error_set_plain(err, -ENODEV,
+                                       "mount: %s: cannot mount %s: %s (map one: kubemount --vcs-image %s=IMAGE, a "
+                                       "ConfigMap, or /etc/kubemount/vcs.d/*.json)",
+                                       s->target, s->fstype, m.decision.reason, s->fstype);
+        case ROUTE_CONTAINER:
+                break;
+        }
+        if (s->flags & KM_MOUNT_FAKE) {
+                log_msg(KM_LOG_INFO, "mount: %s: %s would be mounted by image %s (%s)", s->target, s->fstype,
+                        m.decision.entry->image, m.decision.reason);
+                if (excode)
+                        *excode = MNT_EX_SUCCESS;
+                return 0;
+        }
+        q = mount_in_container(r, &m, &ex, err);
+        if (excode)
+                *excode = ex;
+        return q;
+}
+
+KM_EXPORT int km_route_umount(struct km_router *r, const char *target, unsigned flags, int timeout_ms, int *excode,
+                              struct km_error *err) {
+        _cleanup_(km_agent_freep) struct km_agent *a = NULL;
+        struct km_error rerr = {};
+        char name[ROUTE_NAME_MAX];
+        int q = km_umount(r->host, target, r->kubelet_dir,
+                          flags | (r->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), timeout_ms, excode, err);
+        int e;
+
+        if (!target || target[0] != '/' || km_agent_new(r->host, r->state_dir, &a) < 0)
+                return q;
+        /* The container that served it, if one did: its client is done (or never unmounted itself). */
+        route_container_name(target, name);
+        e = vcs_container_exists(a, name, &rerr);
+        /* Not while the mount is still there (busy): its client serves it. */
+        if (e > 0 && q < 0 && km_is_mount_point(r->host, target, NULL) != 0)
+                e = 0;
+        if (e > 0) {
+                (void)km_vcs_stop(a, name, ROUTE_STOP_TIMEOUT_MS, NULL, &rerr);
+                e = km_vcs_remove(a, name, true, &rerr);
+        }
+        if (e < 0)
+                log_msg(KM_LOG_WARNING, "umount: %s: container %s: %s; kubemount gc removes it", target, name,
+                        rerr.message);
+        return q;
+}

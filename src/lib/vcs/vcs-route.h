@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What routing (src/lib/route) needs of the VCS client beyond the public calls. */
+#pragma once
+
+#include "util.h"
+
+/*
+ * As km_vcs_set_image(), but only from the store: a mount never waits on a
+ * registry (`kubemount vcs pull` fetches the mapped images beforehand).
+ * -ENOENT with err naming the image and the command that fetches it.
+ */
+int vcs_set_image_stored(const struct km_host *h, struct km_vcs *v, const char *ref, const struct km_image_options *o,
+                         struct km_error *err);
+/* The manifest digest of the image set by km_vcs_set_image() or vcs_set_image_stored(), or NULL. */
+const char *vcs_image_digest(const struct km_vcs *v);
+/*
+ * The mount the container serves (its state.json says "mount": {"target",
+ * "type", "image", "digest"}): ps shows it, gc ends the container once
+ * target is no longer mounted, rmi keeps its image.
+ */
+int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype, const char *image_ref);
+/*
+ * Whether the state dir holds a container NAME, looked at in the host
+ * without starting an agent: 1 yes, 0 no, or -errno.
+ */
+int vcs_container_exists(struct km_agent *a, const char *name, struct km_error *err);

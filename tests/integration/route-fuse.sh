@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Issue 11, points 1 and 2: a FUSE mount the kubelet asks for with
+# `kubemount mount -t fuse.bindfs SOURCE TARGET`, served by the fuse-tools
+# image in a container named after the mount that lives as long as the
+# mount: the host and a pod read it; the kubelet's container dies and the
+# volume still serves; an agent restart keeps the association; `kubemount
+# umount` ends the container; a umount the kubelet made with its own umount
+# leaves an orphan that gc (and the agent's timer) removes; ps shows the
+# digest and the target; a mount already being served is refused.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
+[[ -f $LAYOUT/index.json ]] || bail_out "no $LAYOUT (scripts/build-images fuse-tools makes it; scripts/test runs it)"
+node_sandbox "$@"
+
+node_up
+vcs_setup
+export KUBEMOUNT_STORE_DIR=$NODE/store
+check "image import oci:build/images/fuse-tools" km image import "oci:$LAYOUT"
+pod_up a
+KM_K=("$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" --host-mount-ns=/rootfs/proc/1/ns/mnt)
+# The kubelet's own view of the environment: the state dir and the store are the host's.
+in_k() { in_kubelet env KUBEMOUNT_STATE_DIR="$KUBEMOUNT_STATE_DIR" KUBEMOUNT_STORE_DIR="$KUBEMOUNT_STORE_DIR" "$@"; }
+ps_field() { # NAME FIELD: a field of NAME's ps --json entry
+        km ps -a --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for c in d if isinstance(d, list) else d.get("containers", []):
+    if c.get("name") == sys.argv[1]:
+        v = c
+        for k in sys.argv[2].split("."):
+            v = v.get(k) if isinstance(v, dict) else None
+        print(v if v is not None else "")' "$1" "$2"
+}
+route_name() { # TARGET: the container that serves it (as route_container_name() names it)
+        km ps -a --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for c in d if isinstance(d, list) else d.get("containers", []):
+    if (c.get("mount") or {}).get("target") == sys.argv[1]:
+        print(c["name"])' "$1"
+}
+
+mkdir -p "$KUBELET_DIR/export" "$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/v"
+echo "served by a VCS container" >"$KUBELET_DIR/export/data"
+V=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/v
+
+# 1. The mount, from the kubelet's container, policy container (--vcs-image).
+run in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest -v mount -t fuse.bindfs "$KUBELET_DIR/export" "$V"
+is "$RC" 0 "kubemount mount -t fuse.bindfs from the kubelet's container: exit 0"
+[[ $RC == 0 ]] || diag "$OUT" "$ERR"
+like "$ERR" "in container mount-v-" "-v names the container"
+is "$(cat "$V/data" 2>&1)" "served by a VCS container" "the host reads the volume"
+is "$(in_pod a cat "$V/data" 2>&1)" "served by a VCS container" "a pod reads it"
+NAME=$(route_name "$V")
+like "$NAME" "^mount-v-[0-9a-f]{16}$" "ps: one container serves $V, named after it ($NAME)"
+like "$(ps_field "$NAME" digest)" "^sha256:[0-9a-f]{64}$" "ps --json: its image digest"
+is "$(ps_field "$NAME" image)" "docker.io/library/fuse-tools:latest" "ps --json: its image"
+like "$(km ps 2>&1)" "$V" "ps: the target it serves"
+
+# 2. A second mount of the same target is refused, the first keeps serving.
+run in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs "$KUBELET_DIR/export" "$V"
+is "$RC" 32 "a second mount of $V: exit 32"
+like "$ERR" "already mounted|serving it already" "... it says why"
+is "$(grep -c " $V " /proc/self/mountinfo)" 1 "... and nothing was stacked"
+
+# 3. The kubelet's container dies: the volume keeps serving.
+kill -KILL "${KM_CTR_PID[kubelet]}"
+wait "${KM_CTR_PID[kubelet]}" 2>/dev/null
+is "$(cat "$V/data" 2>&1)" "served by a VCS container" "the kubelet's container is gone: the volume still serves"
+
+# 4. An agent restart keeps the association.
+AGENTS=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids
+kill -TERM $AGENTS
+wait_for 10 sh -c "! kill -0 ${AGENTS//$'\n'/ } 2>/dev/null"
+is "$(ps_field "$NAME" mount.target)" "$V" "a new agent knows what $NAME serves"
+is "$(cat "$V/data" 2>&1)" "served by a VCS container" "... and the volume serves on"
+
+# 5. kubemount umount ends the container.
+kubelet_up || bail_out "no kubelet container"
+run in_k "${KM_K[@]}" umount "$V"
+is "$RC" 0 "kubemount umount from the kubelet's container: exit 0"
+[[ $RC == 0 ]] || diag "$OUT" "$ERR"
+check_fails "the volume is gone from the host" is_mounted host "$V"
+is "$(ps_field "$NAME" name)" "" "its container is gone"
+
+# 6. The kubelet unmounts with its own umount: gc removes the orphan.
+check "mount again" in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs \
+        "$KUBELET_DIR/export" "$V"
+NAME=$(route_name "$V")
+check "the host's own umount" umount "$V"
+run km gc --json
+like "$OUT" '"released-orphan"' "gc: the orphan is released"
+wait_for 10 sh -c "! ls '$KUBEMOUNT_STATE_DIR/containers' | grep -qx '$NAME'"
+is "$(ps_field "$NAME" name)" "" "... and removed"
+
+# 7. The same by the agent's own timer (KUBEMOUNT_GC_INTERVAL=1 for a fresh agent).
+AGENTS=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids
+kill -TERM $AGENTS
+wait_for 10 sh -c "! kill -0 ${AGENTS//$'\n'/ } 2>/dev/null"
+export KUBEMOUNT_GC_INTERVAL=1
+check "mount again (a fresh agent, gc every second)" in_k env KUBEMOUNT_GC_INTERVAL=1 "${KM_K[@]}" \
+        --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs "$KUBELET_DIR/export" "$V"
+NAME=$(route_name "$V")
+check "the host's own umount" umount "$V"
+if wait_for 10 sh -c "! ls '$KUBEMOUNT_STATE_DIR/containers' | grep -qx '$NAME'"; then
+        ok "the agent's timer released the orphan"
+else
+        not_ok "the agent's timer released the orphan"
+        diag "$(km ps -a 2>&1)"
+fi
+
+vcs_cleanup
+agents=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids: the agent the first command started, ended by node_down
+[[ -n $agents ]] && node_track $agents
+node_down "route-fuse"
+done_testing
