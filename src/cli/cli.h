@@ -47,6 +47,8 @@ struct km_image_options *cli_image_options_new(void);
 /* 0 taken, 1 not an image option, < 0 invalid value. */
 int cli_image_option(struct km_image_options *o, int c, const char *arg);
 
+/* vcs pull: pull [OPTIONS] for each of refs (NULL-terminated), one exit status for all. */
+int cli_pull_all(struct cli *cli, int argc, char **argv, char *const *refs);
 /* A router with the command line's kubelet dir, --vcs-image options and image options (freed by the caller). */
 int cli_router_new(struct cli *cli, struct km_router **ret, struct km_image_options **ret_o);
 

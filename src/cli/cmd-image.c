@@ -3,6 +3,7 @@
 #include <getopt.h>
 
 #include "cli.h"
+#include "imageref.h"
 
 #define IMAGE_OPTIONS_HELP                                                                                             \
         "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable; also\n"                      \
@@ -213,6 +214,51 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
         return print_record(cli, json, quiet) < 0 ? EXIT_NO : 0;
 }
 
+int cli_pull_all(struct cli *cli, int argc, char **argv, char *const *refs) {
+        static const char help[] =
+                "Usage: kubemount [MAPPING OPTIONS] vcs pull [OPTIONS]\n"
+                "\n"
+                "Pull every image the filesystem type table maps (kubemount vcs list), once\n"
+                "each, as kubemount pull does: for a node's bootstrap, so that no mount waits\n"
+                "on a registry (routed mounts take images from the store only).  Air-gapped\n"
+                "nodes import the same images with kubemount image import instead.\n"
+                "\n" IMAGE_OPTIONS_HELP MAX_SIZE_HELP
+                "  -q, --quiet            print nothing on success\n"
+                "  --json                 print the records, as a JSON array\n"
+                "\n"
+                "Exit status: 0 every image pulled, 1 one or more failed (each named), 2 usage.\n";
+        _cleanup_(km_image_options_freep) struct km_image_options *o = cli_image_options_new();
+        json_t *records = json_array();
+        bool quiet = false;
+        int r = o && records ? parse(cli, o, argc, argv, help, &quiet) : -ENOMEM, rc = 0;
+
+        if (r == 0 && optind != argc) {
+                cli_error("vcs pull: unexpected argument '%s'", argv[optind]);
+                r = -EINVAL;
+        }
+        if (r != 0) {
+                json_decref(records);
+                return r > 0 ? 0 : EXIT_USAGE;
+        }
+        km_image_options_set_progress_fd(o, STDERR_FILENO);
+        for (char *const *ref = refs; *ref; ref++) {
+                _cleanup_free_ char *json = NULL;
+                struct km_error err = {};
+
+                if (km_image_pull(cli->host, o, *ref, &json, &err) < 0) {
+                        cli_error("vcs pull %s: %s", *ref, err.message);
+                        rc = EXIT_NO;
+                } else if (cli->json)
+                        json_array_append_new(records, json_loads(json, 0, NULL));
+                else if (print_record(cli, json, quiet) < 0)
+                        rc = EXIT_NO;
+        }
+        if (cli->json)
+                return cli_print_json(records) < 0 ? EXIT_NO : rc;
+        json_decref(records);
+        return rc;
+}
+
 int cmd_image(struct cli *cli, int argc, char **argv) {
         static const char help[] =
                 "Usage: kubemount image import [OPTIONS] SOURCE [NAME[:TAG]]\n"
@@ -291,26 +337,72 @@ int cmd_images(struct cli *cli, int argc, char **argv) {
         return 0;
 }
 
-/* The root filesystems of the containers the agent knows: rmi must not take them away. */
-static char **live_rootfs(struct cli *cli) {
+/* What the agent knows of its containers ({"containers": [...]}), or an empty list without an agent. */
+static json_t *agent_containers(struct cli *cli) {
         struct km_agent *a = NULL;
         _cleanup_free_ char *text = NULL;
-        json_t *doc, *e;
-        char **keep = NULL;
-        size_t i, n = 0;
+        json_t *doc = NULL;
 
-        if (km_agent_new(cli->host, NULL, &a) < 0 || km_vcs_list(a, &text, NULL) < 0) {
-                km_agent_free(a);
-                return calloc(1, sizeof(char *)); /* no agent: no containers */
-        }
+        if (km_agent_new(cli->host, NULL, &a) >= 0 && km_vcs_list(a, &text, NULL) >= 0)
+                doc = json_loads(text, 0, NULL);
         km_agent_free(a);
-        doc = json_loads(text, 0, NULL);
-        keep = calloc(json_array_size(json_object_get(doc, "containers")) + 1, sizeof(char *));
-        json_array_foreach(json_object_get(doc, "containers"), i,
-                           e) if (keep && json_is_string(json_object_get(e, "rootfs"))) keep[n++] =
-                strdup(json_string_value(json_object_get(e, "rootfs")));
-        json_decref(doc);
+        return doc ?: json_pack("{s:[]}", "containers");
+}
+
+/* The root filesystems of those containers: rmi must not take them away. */
+static char **live_rootfs(json_t *doc) {
+        char **keep = calloc(json_array_size(json_object_get(doc, "containers")) + 1, sizeof(char *));
+        size_t i, n = 0;
+        json_t *e;
+
+        json_array_foreach(json_object_get(doc, "containers"), i, e) {
+                const char *rootfs = json_string_value(json_object_get(e, "rootfs"));
+                if (keep && rootfs && !(keep[n++] = strdup(rootfs))) {
+                        km_strv_free(keep);
+                        return NULL;
+                }
+        }
         return keep;
+}
+
+/*
+ * A running container that serves a routed mount from ref's image (by its
+ * reference, or by the manifest the store has for ref), or NULL: a mapping
+ * change takes effect by new mounts, never by pulling the image from under one.
+ */
+static json_t *serving_container(struct cli *cli, const struct km_image_options *o, json_t *containers,
+                                 const char *ref) {
+        struct image_ref parsed;
+        _cleanup_free_ char *canonical = NULL, *text = NULL;
+        const char *manifest = NULL;
+        json_t *images = NULL, *e, *found = NULL;
+        size_t i;
+
+        if (image_ref_parse(ref, &parsed, NULL) < 0)
+                return NULL;
+        canonical = image_ref_format(&parsed);
+        image_ref_done(&parsed);
+        if (km_image_list(cli->host, o, &text, NULL) >= 0)
+                images = json_loads(text, 0, NULL);
+        json_array_foreach(json_object_get(images, "images"), i, e) {
+                if (canonical && streq(json_string_value(json_object_get(e, "ref")) ?: "", canonical))
+                        manifest = json_string_value(json_object_get(e, "manifest"));
+        }
+        json_array_foreach(json_object_get(containers, "containers"), i, e) {
+                const char *image = json_string_value(json_object_get(e, "image"));
+                const char *digest = json_string_value(json_object_get(e, "digest"));
+
+                if (!json_object_get(e, "mount") || !json_is_true(json_object_get(e, "running")))
+                        continue;
+                if ((canonical && image && streq(image, canonical)) ||
+                    (manifest && digest && streq(digest, manifest))) {
+                        found = e;
+                        break;
+                }
+        }
+        found = json_incref(found);
+        json_decref(images);
+        return found;
 }
 
 int cmd_rmi(struct cli *cli, int argc, char **argv) {
@@ -318,9 +410,11 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
                 "Usage: kubemount rmi REF...\n"
                 "\n"
                 "Remove images from the store, and every blob and root filesystem that no\n"
-                "other image and no container (running or exited) uses.\n";
+                "other image and no container (running or exited) uses.  An image that serves\n"
+                "a routed mount (kubemount ps shows which) is refused, exit 1: unmount first.\n";
         struct km_image_options *o = cli_image_options_new();
         char **keep = NULL;
+        json_t *containers = NULL;
         int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM, rc = 0;
 
         if (r == 0 && optind_ret >= argc) {
@@ -331,15 +425,31 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
                 km_image_options_free(o);
                 return r > 0 ? 0 : EXIT_USAGE;
         }
-        keep = live_rootfs(cli);
+        containers = agent_containers(cli);
+        keep = live_rootfs(containers);
         for (int i = optind_ret; i < argc; i++) {
                 struct km_error err = {};
-                if (km_image_remove(cli->host, o, argv[i], keep, &err) < 0) {
+                json_t *serving = containers ? serving_container(cli, o, containers, argv[i]) : NULL;
+
+                if (serving) {
+                        json_t *m = json_object_get(serving, "mount");
+                        cli_error("rmi %s: the image serves the mount %s (container %s): unmount it first", argv[i],
+                                  json_string_value(json_object_get(m, "target")) ?: "?",
+                                  json_string_value(json_object_get(serving, "name")) ?: "?");
+                        json_decref(serving);
+                        rc = EXIT_NO;
+                        continue;
+                }
+                if (!keep) {
+                        cli_error("rmi %s: out of memory", argv[i]);
+                        rc = EXIT_NO;
+                } else if (km_image_remove(cli->host, o, argv[i], keep, &err) < 0) {
                         cli_error("rmi %s: %s", argv[i], err.message);
                         rc = EXIT_NO;
                 }
         }
         km_strv_free(keep);
+        json_decref(containers);
         km_image_options_free(o);
         return rc;
 }

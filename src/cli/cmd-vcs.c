@@ -5,12 +5,14 @@
 
 static const char vcs_help[] =
         "Usage: kubemount [MAPPING OPTIONS] vcs list [--json]\n"
+        "       kubemount [MAPPING OPTIONS] vcs pull [--json] [REGISTRY OPTIONS]\n"
         "\n"
         "The effective table of filesystem types and the VCS images that serve them,\n"
         "one line per type, sorted by type: image, policy (auto, host or container),\n"
         "whether the client keeps running (daemon), and where the entry came from.\n"
         "Sources, highest first: the command line, the ConfigMap directory, the files\n"
         "of /etc/kubemount/vcs.d/*.json, the compiled-in defaults (see kubemount(8)).\n"
+        "vcs pull pulls every image of the table once (see kubemount vcs pull --help).\n"
         "\n"
         "Mapping options (global, before the command):\n"
         "  --vcs-image TYPE=REF            map TYPE to REF, policy container (repeatable)\n"
@@ -25,29 +27,72 @@ static json_t *entry_json(const struct vcs_entry *e) {
                          vcs_policy_to_string(e->policy), "daemon", e->daemon, "source", e->source);
 }
 
+/* Each image of the table once, in the table's order. */
+static char **table_images(const struct vcs_map *m) {
+        char **refs = calloc(m->n + 1, sizeof(char *));
+        size_t n = 0;
+
+        for (size_t i = 0; refs && i < m->n; i++) {
+                bool seen = !m->entries[i].image;
+                for (size_t k = 0; !seen && k < n; k++)
+                        seen = streq(refs[k], m->entries[i].image);
+                if (!seen && !(refs[n++] = strdup(m->entries[i].image))) {
+                        km_strv_free(refs);
+                        return NULL;
+                }
+        }
+        return refs;
+}
+
+static int print_table(struct cli *cli, const struct vcs_map *m) {
+        if (cli->json) {
+                json_t *a = json_array();
+
+                for (size_t i = 0; a && i < m->n; i++)
+                        if (json_array_append_new(a, entry_json(&m->entries[i])) < 0) {
+                                json_decref(a);
+                                a = NULL;
+                        }
+                return cli_print_json(a) < 0 ? EXIT_USAGE : EXIT_OK;
+        }
+        printf("%-20s %-40s %-9s %-6s %s\n", "TYPE", "IMAGE", "POLICY", "DAEMON", "SOURCE");
+        for (size_t i = 0; i < m->n; i++) {
+                const struct vcs_entry *e = &m->entries[i];
+                char shown[PATH_MAX + 16];
+
+                printf("%-20s %-40s %-9s %-6s %s\n", e->type, e->image ?: "-", vcs_policy_to_string(e->policy),
+                       e->daemon ? "yes" : "no", str_printable(e->source, shown, sizeof(shown)));
+        }
+        return EXIT_OK;
+}
+
 int cmd_vcs(struct cli *cli, int argc, char **argv) {
         struct vcs_map_sources s = {
                 .command_line = cli->vcs_options,
                 .n_command_line = cli->n_vcs_options,
         };
         _cleanup_(vcs_map_freep) struct vcs_map *m = NULL;
+        _cleanup_(km_strv_freep) char **refs = NULL;
         struct km_error err = {};
         int optind_ret, r;
+        bool pull = argc >= 2 && streq(argv[1], "pull");
 
         if (argc < 2 || streq(argv[1], "-h") || streq(argv[1], "--help")) {
                 fputs(vcs_help, argc < 2 ? stderr : stdout);
                 return argc < 2 ? EXIT_USAGE : EXIT_OK;
         }
-        if (!streq(argv[1], "list")) {
+        if (!streq(argv[1], "list") && !pull) {
                 cli_error("vcs: unknown command '%s'\nTry 'kubemount vcs --help'.", argv[1]);
                 return EXIT_USAGE;
         }
-        r = cli_simple_options(cli, argc - 1, argv + 1, vcs_help, &optind_ret);
-        if (r != 0)
-                return r > 0 ? EXIT_OK : EXIT_USAGE;
-        if (optind_ret < argc - 1) {
-                cli_error("vcs list: unexpected argument '%s'", argv[1 + optind_ret]);
-                return EXIT_USAGE;
+        if (!pull) {
+                r = cli_simple_options(cli, argc - 1, argv + 1, vcs_help, &optind_ret);
+                if (r != 0)
+                        return r > 0 ? EXIT_OK : EXIT_USAGE;
+                if (optind_ret < argc - 1) {
+                        cli_error("vcs list: unexpected argument '%s'", argv[1 + optind_ret]);
+                        return EXIT_USAGE;
+                }
         }
         vcs_map_sources_from_env(&s);
         r = vcs_map_load(&s, &m, &err);
@@ -57,25 +102,11 @@ int cmd_vcs(struct cli *cli, int argc, char **argv) {
         }
         for (size_t i = 0; i < m->n_warnings; i++)
                 cli_error("warning: %s", m->warnings[i]);
-        if (cli->json) {
-                json_t *a = json_array();
-
-                for (size_t i = 0; a && i < m->n; i++)
-                        if (json_array_append_new(a, entry_json(&m->entries[i])) < 0) {
-                                json_decref(a);
-                                a = NULL;
-                        }
-                if (cli_print_json(a) < 0)
-                        return EXIT_USAGE;
-        } else {
-                printf("%-20s %-40s %-9s %-6s %s\n", "TYPE", "IMAGE", "POLICY", "DAEMON", "SOURCE");
-                for (size_t i = 0; i < m->n; i++) {
-                        const struct vcs_entry *e = &m->entries[i];
-                        char shown[PATH_MAX + 16];
-
-                        printf("%-20s %-40s %-9s %-6s %s\n", e->type, e->image ?: "-", vcs_policy_to_string(e->policy),
-                               e->daemon ? "yes" : "no", str_printable(e->source, shown, sizeof(shown)));
-                }
+        if (pull) {
+                if (!(refs = table_images(m)))
+                        return EXIT_NO;
+                return cli_pull_all(cli, argc - 1, argv + 1, refs);
         }
-        return m->n_warnings ? EXIT_USAGE : EXIT_OK;
+        r = print_table(cli, m);
+        return r != EXIT_OK ? r : m->n_warnings ? EXIT_USAGE : EXIT_OK;
 }
