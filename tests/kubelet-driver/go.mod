@@ -1,0 +1,3 @@
+module kubelet-driver
+
+go 1.19
