@@ -39,6 +39,7 @@ int cmd_image(struct cli *cli, int argc, char **argv);
 int cmd_images(struct cli *cli, int argc, char **argv);
 int cmd_rmi(struct cli *cli, int argc, char **argv);
 int cmd_vcs(struct cli *cli, int argc, char **argv);
+int cmd_status(struct cli *cli, int argc, char **argv);
 
 /* The registry options shared by pull, image import and run --image (cmd-image.c). */
 #include <getopt.h>
@@ -49,6 +50,8 @@ int cli_image_option(struct km_image_options *o, int c, const char *arg);
 
 /* vcs pull: pull [OPTIONS] for each of refs (NULL-terminated), one exit status for all. */
 int cli_pull_all(struct cli *cli, int argc, char **argv, char *const *refs);
+/* PATH's propagation as check reports it ({"path","healthy","mount","propagation","message"}). */
+json_t *cli_propagation_of(struct cli *cli, const char *path, bool *ret_ok);
 /* A router with the command line's kubelet dir, --vcs-image options and image options (freed by the caller). */
 int cli_router_new(struct cli *cli, struct km_router **ret, struct km_image_options **ret_o);
 

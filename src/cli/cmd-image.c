@@ -77,12 +77,16 @@ static int set_max_size(struct km_image_options *o, const char *text) {
 static int read_config(struct km_image_options *o) {
         const char *path = getenv("KUBEMOUNT_CONFIG") ?: "/etc/kubemount/config.json";
         json_error_t jerr;
-        json_t *c = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *v;
+        json_t *c, *v;
         size_t i;
         int r = 0;
 
+        /* No file, no jansson: every mount reads this (its routing may need an image). */
+        if (access(path, F_OK) < 0 && errno == ENOENT)
+                return 0;
+        c = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
         if (!c)
-                return access(path, F_OK) == 0 ? (cli_error("%s: %s", path, jerr.text), -EINVAL) : 0;
+                return cli_error("%s: %s", path, jerr.text), -EINVAL;
         json_array_foreach(json_object_get(c, "insecureRegistries"), i, v) if (r == 0 && json_is_string(v)) r =
                 km_image_options_add_insecure_registry(o, json_string_value(v));
         json_array_foreach(json_object_get(c, "authFiles"), i, v) if (r == 0 && json_is_string(v)) r =

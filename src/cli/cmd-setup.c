@@ -96,6 +96,32 @@ int cmd_setup(struct cli *cli, int argc, char **argv) {
         return EXIT_OK;
 }
 
+json_t *cli_propagation_of(struct cli *cli, const char *path, bool *ret_ok) {
+        struct km_mount_info *info = NULL;
+        struct km_error e = { 0 };
+        char why[KM_ERROR_MAX + 128];
+        int result = km_mount_info_of(cli->host, path, &info, &e);
+        bool ok = result == 0 && (km_mount_info_propagation(info) & KM_PROPAGATION_SHARED);
+        const char *target = result == 0 ? km_mount_info_target(info) : "";
+        const char *propagation = result == 0 ? km_propagation_name(km_mount_info_propagation(info)) : "";
+        json_t *j;
+
+        if (result == -ENOENT)
+                snprintf(why, sizeof(why), "%s does not exist: run kubemount setup", path);
+        else if (result < 0)
+                snprintf(why, sizeof(why), "%s", e.message);
+        else if (!ok)
+                snprintf(why, sizeof(why), "%s is on a %s mount (%s): run kubemount setup", path, propagation, target);
+        else
+                snprintf(why, sizeof(why), "%s is on a shared mount (%s, peer group %u)", path, target,
+                         km_mount_info_peer_group(info));
+        j = json_pack("{s:s,s:b,s:s,s:s,s:s}", "path", path, "healthy", ok, "mount", target, "propagation", propagation,
+                      "message", why);
+        km_mount_info_free(info);
+        *ret_ok = ok;
+        return j;
+}
+
 int cmd_check(struct cli *cli, int argc, char **argv) {
         struct paths paths = { .n = 0 };
         _cleanup_(json_decrefp) json_t *a = NULL;
@@ -114,35 +140,18 @@ int cmd_check(struct cli *cli, int argc, char **argv) {
         }
         a = json_array();
         for (size_t i = 0; i < paths.n; i++) {
-                const char *path = paths.list[i];
-                struct km_mount_info *info = NULL;
-                struct km_error e = { 0 };
-                char why[KM_ERROR_MAX + 128];
-                int result = km_mount_info_of(cli->host, path, &info, &e);
-                bool ok = result == 0 && (km_mount_info_propagation(info) & KM_PROPAGATION_SHARED);
-                const char *target = result == 0 ? km_mount_info_target(info) : "";
-                const char *propagation = result == 0 ? km_propagation_name(km_mount_info_propagation(info)) : "";
+                bool ok;
+                json_t *j = cli_propagation_of(cli, paths.list[i], &ok);
+                const char *why = json_string_value(json_object_get(j, "message")) ?: "out of memory";
 
-                if (result == -ENOENT)
-                        snprintf(why, sizeof(why), "%s does not exist: run kubemount setup", path);
-                else if (result < 0)
-                        snprintf(why, sizeof(why), "%s", e.message);
-                else if (!ok)
-                        snprintf(why, sizeof(why), "%s is on a %s mount (%s): run kubemount setup", path, propagation,
-                                 target);
-                else
-                        snprintf(why, sizeof(why), "%s is on a shared mount (%s, peer group %u)", path, target,
-                                 km_mount_info_peer_group(info));
                 healthy &= ok;
                 if (cli->json)
-                        json_array_append_new(a,
-                                              json_pack("{s:s,s:b,s:s,s:s,s:s}", "path", path, "healthy", ok, "mount",
-                                                        target, "propagation", propagation, "message", why));
+                        json_array_append(a, j);
                 else if (ok)
                         printf("%s\n", why);
                 else
                         cli_error("%s", why);
-                km_mount_info_free(info);
+                json_decref(j);
         }
         if (cli->json && cli_print_json(TAKE_PTR(a)) < 0)
                 return EXIT_NO;

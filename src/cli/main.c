@@ -47,6 +47,7 @@ static const char usage[] =
         "  rmi REF...                 remove images\n"
         "  vcs list [--json]          the filesystem type -> VCS image table and its sources\n"
         "  vcs pull [OPTIONS]         pull every image of that table (node bootstrap)\n"
+        "  status                     propagation, agent, routes, routed mounts, images\n"
         "\n"
         "Global options:\n"
         "  --host-mount-ns=PATH   host mount namespace file (default: $KUBEMOUNT_HOST_MOUNT_NS,\n"
@@ -167,6 +168,7 @@ static const struct {
         { "images", cmd_images, EXIT_USAGE },
         { "rmi", cmd_rmi, EXIT_USAGE },
         { "vcs", cmd_vcs, EXIT_USAGE },
+        { "status", cmd_status, EXIT_NO },
 };
 
 int main(int argc, char **argv) {

@@ -23,32 +23,10 @@ vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store KUBEMOUNT_VCS_DIR=$NODE/vcs.d
 mkdir -p "$KUBEMOUNT_VCS_DIR" "$NODE/cm" "$KUBELET_DIR/pods/p/volumes"
 W=$NODE/images # (the scratch tmpfs is too small for four root filesystems)
-mkdir -p "$W"
 
-# make_image NAME: the test rootfs whose mount records and fails (or mounts a tmpfs for kmdaemon).
-make_image() {
-        local root=$W/$1
-        rootfs_copy "$root" || bail_out "cannot copy the test rootfs"
-        echo "$1" >"$root/image-name"
-        rm -f "$root/bin/mount"
-        cat >"$root/bin/mount" <<EOF
-#!/bin/sh
-out=$KUBELET_DIR/argv.\$(cat /image-name)
-: >"\$out"
-for a; do printf '%s\n' "\$a" >>"\$out"; done
-for a; do target=\$a; done
-case " \$* " in
-*" -t kmdaemon "*) exec /bin/busybox mount -t tmpfs kmdaemon "\$target" ;;
-esac
-echo "mount: \$target: unknown filesystem type '\$2'." >&2
-exit 32
-EOF
-        chmod 755 "$root/bin/mount"
-        tar -C "$root" -czf "$W/$1.tar.gz" . && rm -rf "$root" || bail_out "cannot pack $1"
-        check "image import $1" km image import "rootfs:$W/$1.tar.gz" "local/$1:1"
-        rm -f "$W/$1.tar.gz"
-}
-for i in img-cli img-cm img-file img-def; do make_image "$i"; done
+for i in img-cli img-cm img-file img-def; do
+        check "image local/$i:1 (its mount records its argv)" rootfs_mount_image "$W" "$i"
+done
 
 T=$KUBELET_DIR/pods/p/volumes/t1
 mkdir -p "$T"

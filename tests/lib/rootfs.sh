@@ -227,6 +227,33 @@ rootfs_copy() {
         cp -a "$ROOTFS" "$1" && rm -f "$1/.complete"
 }
 
+# rootfs_mount_image WORKDIR NAME: imports local/NAME:1, the test rootfs
+# whose own `mount` (the command a routed mount runs) records its argv in
+# $KUBELET_DIR/argv.NAME and then, for -t kmdaemon, mounts a tmpfs on its
+# last argument; for any other type it fails as mount(8) does for an unknown
+# type (exit 32).  Needs node_up and vcs_setup (the store, km).
+rootfs_mount_image() {
+        local root=$1/$2
+        mkdir -p "$1" && rootfs_copy "$root" || return 1
+        echo "$2" >"$root/image-name"
+        rm -f "$root/bin/mount"
+        cat >"$root/bin/mount" <<EOF
+#!/bin/sh
+out=$KUBELET_DIR/argv.\$(cat /image-name)
+: >"\$out"
+for a; do printf '%s\n' "\$a" >>"\$out"; done
+for a; do target=\$a; done
+case " \$* " in
+*" -t kmdaemon "*) exec /bin/busybox mount -t tmpfs -o size=1m kmdaemon "\$target" ;;
+esac
+echo "mount: \$target: unknown filesystem type '\$2'." >&2
+exit 32
+EOF
+        chmod 755 "$root/bin/mount"
+        tar -C "$root" -czf "$root.tar.gz" . && rm -rf "$root" &&
+                km image import -q "rootfs:$root.tar.gz" "local/$2:1" && rm -f "$root.tar.gz"
+}
+
 # ---- for the vcs-*.sh integration tests (after tests/lib/node.sh) --------
 
 # vcs_setup: after node_up.  The state directory inside the node's tmpfs

@@ -604,8 +604,9 @@ int image_resolve(const char *text, bool pull, const struct image_options *o, js
 
         /* A look only (a routed mount): a node without a store gets none made. */
         if (!pull && access(store_dir(o), F_OK) < 0 && errno == ENOENT)
-                return error_set_plain(err, -ENOENT, "image %s: not in the store (%s does not exist; kubemount pull %s)",
-                                       text, store_dir(o), text);
+                return error_set_plain(err, -ENOENT,
+                                       "image %s: not in the store (%s does not exist; kubemount pull %s)", text,
+                                       store_dir(o), text);
         r = open_for(text, o, &canonical, &st, err);
 
         if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0) {

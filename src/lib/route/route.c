@@ -262,11 +262,6 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                                        "mount: %s: a VCS container mounts only below the kubelet dir %s, the one "
                                        "place it shares with the host",
                                        s->target, r->kubelet_dir);
-        q = km_host_run(r->host, check_target_in_ns, m, err);
-        if (q < 0) {
-                *excode = m->usage ? MNT_EX_USAGE : MNT_EX_FAIL;
-                return q;
-        }
         route_container_name(s->target, name);
         if (!v || null < 0)
                 return error_set(err, -ENOMEM, "mount: %s", s->target);
@@ -284,6 +279,17 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                                        s->target, name);
         if (q < 0)
                 return error_wrap(err, q, "mount: %s: container %s", s->target, name);
+        /*
+         * The container's name is the target's lock: checked while we hold it,
+         * "already mounted" holds until our mount is made (or not).
+         */
+        q = km_host_run(r->host, check_target_in_ns, m, err);
+        if (q < 0) {
+                struct km_error rerr = {};
+                *excode = m->usage ? MNT_EX_USAGE : MNT_EX_FAIL;
+                (void)km_vcs_remove(a, name, true, &rerr);
+                return q;
+        }
         log_msg(KM_LOG_INFO, "mount: %s: %s in container %s of %s@%s (%s)", s->target, s->fstype, name, e->image,
                 vcs_image_digest(v), m->decision.reason);
         argv = mount_spec_argv(s);

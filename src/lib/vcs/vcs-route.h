@@ -19,6 +19,8 @@ const char *vcs_image_digest(const struct km_vcs *v);
  * target is no longer mounted, rmi keeps its image.
  */
 int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype, const char *image_ref);
+/* Whether an agent answers at the state dir's socket (none is started): 1 yes, 0 no. */
+int vcs_agent_alive(struct km_agent *a);
 /*
  * Whether the state dir holds a container NAME, looked at in the host
  * without starting an agent: 1 yes, 0 no, or -errno.

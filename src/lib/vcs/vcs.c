@@ -350,6 +350,14 @@ static int connect_in_host(void *userdata, struct km_error *err) {
         return 0;
 }
 
+int vcs_agent_alive(struct km_agent *a) {
+        struct connect_args c = { a->state_dir, -EBADF, false };
+        int r = km_host_run(a->host, connect_in_host, &c, NULL);
+
+        closep(&c.fd);
+        return r >= 0;
+}
+
 static int agent_connect(struct km_agent *a, struct km_error *err) {
         struct connect_args c = { a->state_dir, -EBADF, false };
         int r = km_host_run(a->host, connect_in_host, &c, err);
