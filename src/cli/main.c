@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "syscalls.h"
 #include "vcs-map.h"
+#include "vcs-tools.h"
 
 static const char usage[] =
         "Usage: kubemount [GLOBAL OPTIONS] COMMAND [ARGS]\n"
@@ -166,6 +167,26 @@ static const struct {
         { "vcs", cmd_vcs, EXIT_USAGE },
 };
 
+/*
+ * The multi-call form (cli.h): called as NAME through a link, kubemount is
+ * that program and takes none of its own options.  1 with *ret set when
+ * argv[0] names one; 0 for any other name ("kubemount", a renamed copy).
+ */
+static int multicall(int argc, char **argv, int *ret) {
+        const char *name = argc > 0 && argv[0] ? basename(argv[0]) : "";
+        struct vcs_tool tool;
+
+        if (streq(name, "mount"))
+                *ret = multicall_mount(argc, argv);
+        else if (streq(name, "umount"))
+                *ret = multicall_umount(argc, argv);
+        else if (vcs_tool_lookup(name, &tool))
+                *ret = multicall_tool(argc, argv);
+        else
+                return 0;
+        return 1;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "host-mount-ns", required_argument, NULL, 'N' },
@@ -190,6 +211,8 @@ int main(int argc, char **argv) {
 
         /* fds a caller leaked to us never reach a mount helper or its daemon. */
         (void)sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        if (multicall(argc, argv, &r))
+                return r;
         if (!vcs_options) {
                 cli_error("out of memory");
                 return EXIT_USAGE;
