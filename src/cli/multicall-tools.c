@@ -161,7 +161,7 @@ static int plan_in_host(void *userdata, struct km_error *err) {
 struct host_exec {
         const char *name;
         char **argv;
-        bool found;
+        bool ran, found; /* in the host; a program of that name there */
 };
 
 static int exec_in_host(void *userdata, struct km_error *err) {
@@ -170,6 +170,7 @@ static int exec_in_host(void *userdata, struct km_error *err) {
         struct stat self, st;
         char path[PATH_MAX];
 
+        h->ran = true;
         if (stat("/proc/self/exe", &self) < 0)
                 return error_set(err, -errno, "/proc/self/exe");
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
@@ -190,7 +191,7 @@ static int exec_in_host(void *userdata, struct km_error *err) {
 }
 
 static int run_host(struct km_host *host, const struct vcs_tool *tool, char **argv) {
-        struct host_exec h = { tool->name, argv, false };
+        struct host_exec h = { tool->name, argv, false, false };
         struct km_error err = {};
         char *arg0 = argv[0];
         int r;
@@ -200,6 +201,8 @@ static int run_host(struct km_host *host, const struct vcs_tool *tool, char **ar
         argv[0] = arg0;
 
         cli_error("%s: %s (policy host for %s)", tool->name, err.message, tool->type);
+        if (!h.ran)
+                return EXIT_TOOL_FAILED;
         if (!h.found)
                 return 127;
         return r == -ELOOP || r == -EPERM || r == -EACCES || r == -ENOEXEC ? 126 : EXIT_TOOL_FAILED;
@@ -214,9 +217,13 @@ static int run_image(struct km_host *host, const struct vcs_tool *tool, const st
         struct km_agent *agent = NULL;
         struct km_error err = {};
         int fds[3] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO };
+        _cleanup_close_ int null = -EBADF;
         int r, status = -1;
         char *arg0 = argv[0];
 
+        /* A caller that closed its stdin: the tool reads nothing, as it would on the host. */
+        if (fcntl(STDIN_FILENO, F_GETFD) < 0)
+                fds[0] = null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         p.v = km_vcs_new();
         if (!p.v || !io) {
                 km_vcs_free(p.v);

@@ -15,7 +15,7 @@ LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
 MC=${KM_MULTICALL_DIR:-${KM_BUILD_DIR:-}/libexec-bin}
 [[ -L $MC/blkid ]] || bail_out "no multi-call links in $MC (ninja builds them: build/libexec-bin)"
 node_sandbox "$@"
-need_tools losetup truncate blkid mkfs.ext4 dumpe2fs blockdev xfs_io
+need_tools losetup truncate blkid mkfs.ext4 dumpe2fs debugfs fsck blockdev xfs_io
 
 LOOPS=()
 # Loop devices go before anything else, even when the test dies half-way.
@@ -111,6 +111,18 @@ is "$(cat "$GM/file")" "data" "... the data is still there"
 check_fails "mkfs.ext4 refuses the mounted device" kt mkfs.ext4 -F -m0 "$EXT"
 is "$(blkid -p -s TYPE -o value "$EXT")" "ext4" "... which keeps its filesystem"
 umount "$GM"
+
+# fsck's own status 1 (errors corrected), which mount-utils takes as fine: a wrong free
+# blocks count in a filesystem marked not clean; the host's fsck fixes a copy.
+truncate -s 32M "$NODE/bad.img" && mkfs.ext4 -q -F "$NODE/bad.img" &&
+        debugfs -w -R "ssv free_blocks_count 7" "$NODE/bad.img" 2>/dev/null &&
+        debugfs -w -R "ssv state 0" "$NODE/bad.img" 2>/dev/null &&
+        cp --sparse=always "$NODE/bad.img" "$NODE/bad-copy.img" || bail_out "cannot make a damaged ext4"
+run fsck -a "$NODE/bad-copy.img"
+host_rc=$RC
+new_loop "$NODE/bad.img" 32M
+run kt fsck -a "$DEV"
+is "$RC:$host_rc" "1:1" "fsck -a that corrects errors exits 1, as the host's"
 
 # ---- xfs -----------------------------------------------------------------------------
 new_loop "$NODE/xfs.img" 320M
