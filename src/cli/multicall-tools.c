@@ -244,11 +244,13 @@ static int run_image(struct km_host *host, const struct vcs_tool *tool, const st
                 /* Never a pull behind a kubelet's mkfs: the store has the image or we say how to get it. */
                 km_image_options_set_pull(io, false);
                 r = km_vcs_set_image(host, p.v, e->image, io, &err);
+                char shown[PATH_MAX + 16];
+
                 if (r == -ENOENT)
                         error_set_plain(&err, r,
                                         "image %s (%s, for %s) is not in the store: run 'kubemount vcs pull' "
                                         "or 'kubemount pull %s'",
-                                        e->image, e->source, tool->type, e->image);
+                                        e->image, str_printable(e->source, shown, sizeof(shown)), tool->type, e->image);
         }
         if (r >= 0)
                 r = km_host_run(host, plan_in_host, &p, &err);
@@ -284,8 +286,10 @@ int multicall_tool(int argc, char **argv) {
         }
         /* The table as `kubemount vcs list` shows it from the same environment; its warnings are not
          * printed here (they would be part of the tool's output). */
-        if (dlopen_jansson() < 0)
+        if (dlopen_jansson() < 0) {
+                cli_error("%s: cannot load libjansson, which reading the mappings needs", tool.name);
                 return EXIT_TOOL_FAILED;
+        }
         vcs_map_sources_from_env(&s);
         r = vcs_map_load(&s, &m, &err);
         if (r < 0) {
