@@ -336,6 +336,8 @@ int km_image_options_set_platform(struct km_image_options *o, const char *os_arc
 void km_image_options_set_progress_fd(struct km_image_options *o, int fd);
 /* What one image may take: the bytes its layers declare, and unpack to all together (0: the default, 16 GiB). */
 void km_image_options_set_max_image_size(struct km_image_options *o, uint64_t bytes);
+/* Whether km_vcs_set_image pulls an image the store lacks (default true); false: -ENOENT, err naming it. */
+void km_image_options_set_pull(struct km_image_options *o, bool pull);
 
 /* Each returns the image's record as JSON text (free()): {"ref", "manifest", "config", "rootfs", ...}. */
 int km_image_pull(const struct km_host *h, const struct km_image_options *o, const char *ref, char **json,

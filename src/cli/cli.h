@@ -41,6 +41,19 @@ int cmd_rmi(struct cli *cli, int argc, char **argv);
 int cmd_vcs(struct cli *cli, int argc, char **argv);
 int cmd_status(struct cli *cli, int argc, char **argv);
 
+/*
+ * The multi-call form: kubemount called by another name (a link in
+ * libexecdir/kubemount/bin), with no kubemount options; main() dispatches on
+ * the name before it parses any.  mount and umount (multicall-mount.c) route
+ * the kubelet's own mounts; the tools of vcs-tools.h (multicall-tools.c) run
+ * from their images.  The tools' own failures exit EXIT_TOOL_FAILED; every
+ * other status is the tool's.
+ */
+enum { EXIT_TOOL_FAILED = 125 };
+int multicall_mount(int argc, char **argv);
+int multicall_umount(int argc, char **argv);
+int multicall_tool(int argc, char **argv);
+
 /* The registry options shared by pull, image import and run --image (cmd-image.c). */
 #include <getopt.h>
 extern const struct option cli_image_long_options[];

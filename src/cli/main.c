@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "syscalls.h"
 #include "vcs-map.h"
+#include "vcs-tools.h"
 
 static const char usage[] =
         "Usage: kubemount [GLOBAL OPTIONS] COMMAND [ARGS]\n"
@@ -48,6 +49,16 @@ static const char usage[] =
         "  vcs list [--json]          the filesystem type -> VCS image table and its sources\n"
         "  vcs pull [OPTIONS]         pull every image of that table (node bootstrap)\n"
         "  status                     propagation, agent, routes, routed mounts, images\n"
+        "\n"
+        "Multi-call form: called through a link of LIBEXECDIR/kubemount/bin (first in\n"
+        "a kubelet container's PATH), kubemount is the program the link names, with its\n"
+        "argv and none of these options (mount and umount, the kubelet's own mounts: not\n"
+        "built yet).  blkid, blockdev, fsck, fsck.TYPE, mkfs.TYPE, e2fsck, dumpe2fs,\n"
+        "resize2fs, xfs_growfs, xfs_io and xfs_repair run from the image their type maps to\n"
+        "(vcs list: ext2, ext3, ext4, xfs; block-tools for blkid, blockdev and fsck), in a\n"
+        "container that gets only the devices (and xfs mount points) the arguments name;\n"
+        "policy host: the host's own.  Output and exit status are the tool's; kubemount's\n"
+        "own failure is 125.\n"
         "\n"
         "Global options:\n"
         "  --host-mount-ns=PATH   host mount namespace file (default: $KUBEMOUNT_HOST_MOUNT_NS,\n"
@@ -171,6 +182,26 @@ static const struct {
         { "status", cmd_status, EXIT_NO },
 };
 
+/*
+ * The multi-call form (cli.h): called as NAME through a link, kubemount is
+ * that program and takes none of its own options.  1 with *ret set when
+ * argv[0] names one; 0 for any other name ("kubemount", a renamed copy).
+ */
+static int multicall(int argc, char **argv, int *ret) {
+        const char *name = argc > 0 && argv[0] ? basename(argv[0]) : "";
+        struct vcs_tool tool;
+
+        if (streq(name, "mount"))
+                *ret = multicall_mount(argc, argv);
+        else if (streq(name, "umount"))
+                *ret = multicall_umount(argc, argv);
+        else if (vcs_tool_lookup(name, &tool))
+                *ret = multicall_tool(argc, argv);
+        else
+                return 0;
+        return 1;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "host-mount-ns", required_argument, NULL, 'N' },
@@ -195,6 +226,8 @@ int main(int argc, char **argv) {
 
         /* fds a caller leaked to us never reach a mount helper or its daemon. */
         (void)sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        if (multicall(argc, argv, &r))
+                return r;
         if (!vcs_options) {
                 cli_error("out of memory");
                 return EXIT_USAGE;

@@ -15,7 +15,9 @@ mkdir -p "$KUBEMOUNT_VCS_DIR" "$NODE/cm"
 km() { timeout 20 "$KUBEMOUNT" "$@"; }
 
 check "vcs list with the defaults" km vcs list
-like "$OUT" $'TYPE +IMAGE +POLICY +DAEMON +SOURCE\nceph +rbd:latest +auto +no +default' "a header, then the types sorted"
+like "$OUT" $'TYPE +IMAGE +POLICY +DAEMON +SOURCE\nblock-tools +fuse-tools:latest +auto +no +default\nceph +rbd:latest +auto +no +default' \
+        "a header, then the types sorted"
+like "$OUT" $'\next4 +fuse-tools:latest +auto +no +default\n' "ext4 (the multi-call tools): fuse-tools"
 like "$OUT" 'glusterfs +glusterfs:latest +auto +yes +default' "glusterfs: its image, a daemon"
 unlike "$OUT" 'iscsi' "iscsi has no mount type"
 

@@ -113,7 +113,7 @@ static void test_defaults(void **state) {
         struct fixture *f = *state;
 
         assert_int_equal(load(f, true, false, NULL), 0);
-        assert_int_equal(f->m->n, 7);
+        assert_int_equal(f->m->n, 12);
         assert_int_equal(f->m->n_warnings, 0);
         for (size_t i = 1; i < f->m->n; i++)
                 assert_true(strcmp(f->m->entries[i - 1].type, f->m->entries[i].type) < 0);
@@ -122,8 +122,12 @@ static void test_defaults(void **state) {
         expect_entry(f, "glusterfs", "glusterfs:latest", VCS_POLICY_AUTO, true, "default");
         expect_entry(f, "ceph", "rbd:latest", VCS_POLICY_AUTO, false, "default");
         expect_entry(f, "fuse.sshfs", "fuse-tools:latest", VCS_POLICY_AUTO, true, "default");
+        /* The multi-call tools' types (vcs-tools.h). */
+        expect_entry(f, "ext4", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
+        expect_entry(f, "xfs", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
+        expect_entry(f, "block-tools", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
         assert_null(vcs_map_find(f->m, "iscsi"));
-        assert_null(vcs_map_find(f->m, "ext4"));
+        assert_null(vcs_map_find(f->m, "btrfs"));
 }
 
 /* Each pair of the four sources on a type of its own, and a later vcs.d file over an earlier one. */
@@ -238,7 +242,7 @@ static void test_configmap_plain(void **state) {
         f->cm = test_join(f->tmp, "cm");
         assert_int_equal(load(f, true, true, NULL), 0);
         expect_warning(f, "cannot open", NULL);
-        assert_int_equal(f->m->n, 7);
+        assert_int_equal(f->m->n, 12); /* the defaults */
         free(link);
 }
 

@@ -11,6 +11,7 @@ struct km_image_options {
         size_t n_insecure, n_auth_files;
         int progress_fd;
         uint64_t max_image_bytes;
+        bool no_pull; /* resolving a VCS image: the store's or nothing */
 };
 
 KM_EXPORT struct km_image_options *km_image_options_new(void) {
@@ -65,6 +66,9 @@ KM_EXPORT void km_image_options_set_progress_fd(struct km_image_options *o, int 
 }
 KM_EXPORT void km_image_options_set_max_image_size(struct km_image_options *o, uint64_t bytes) {
         o->max_image_bytes = bytes;
+}
+KM_EXPORT void km_image_options_set_pull(struct km_image_options *o, bool pull) {
+        o->no_pull = !pull;
 }
 
 KM_EXPORT int km_image_options_set_platform(struct km_image_options *o, const char *platform) {
@@ -122,7 +126,7 @@ static int call_in_host(void *userdata, struct km_error *err) {
                 return image_remove(c->a, c->keep, &io, err);
         case OP_RESOLVE:
         case OP_RESOLVE_STORED:
-                return image_resolve(c->a, c->op == OP_RESOLVE, &io, &c->result, err);
+                return image_resolve(c->a, c->op == OP_RESOLVE && !(c->o && c->o->no_pull), &io, &c->result, err);
         }
         return -EINVAL;
 }

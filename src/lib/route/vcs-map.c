@@ -17,17 +17,25 @@
 #define TYPE_MAX_LEN 64
 #define CONTAINER_OPTION_SUFFIX "_mount_container"
 
-/* The images of images/, as `kubemount image import oci:build/images/NAME` names them. */
+/*
+ * The images of images/, as `kubemount image import oci:build/images/NAME` names them.
+ * ext2/3/4, xfs and block-tools are the tools of the multi-call form (vcs-tools.h).
+ */
 static const struct {
         const char *type, *image;
 } defaults[] = {
+        { "block-tools", "fuse-tools:latest" },
         { "ceph", "rbd:latest" },
+        { "ext2", "fuse-tools:latest" },
+        { "ext3", "fuse-tools:latest" },
+        { "ext4", "fuse-tools:latest" },
         { "fuse.bindfs", "fuse-tools:latest" },
         { "fuse.squashfuse", "fuse-tools:latest" },
         { "fuse.sshfs", "fuse-tools:latest" },
         { "glusterfs", "glusterfs:latest" },
         { "nfs", "nfs:latest" },
         { "nfs4", "nfs:latest" },
+        { "xfs", "fuse-tools:latest" },
 };
 
 /* Types whose client keeps running while the volume is mounted (issue 11, point 2). */

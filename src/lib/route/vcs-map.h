@@ -16,7 +16,10 @@
  *      (image is required unless policy is host; policy defaults to auto;
  *      daemon to whether the type's client keeps running, which cannot be
  *      turned off);
- *   4. the compiled-in defaults, naming the images of images/.
+ *   4. the compiled-in defaults, naming the images of images/; besides the
+ *      mount types, ext2, ext3, ext4, xfs and the pseudo-type "block-tools"
+ *      (blkid, blockdev, fsck) map the tools of the multi-call form
+ *      (vcs-tools.h) to fuse-tools:latest.
  *
  * The highest source that names a type gives its whole entry (no merging of
  * fields).  A source is taken whole or not at all: a bad file, ConfigMap or
