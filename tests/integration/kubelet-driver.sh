@@ -16,6 +16,11 @@
 #     resize argv on loop devices, with the blkid/mkfs/fsck found in PATH
 #     (MULTICALL_TOOLS names the symlinks laid before it).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+for i in nfs fuse-tools; do
+        [[ -f ${KM_BUILD_DIR:-}/images/$i/index.json ]] ||
+                bail_out "no $KM_BUILD_DIR/images/$i (scripts/build-images $i makes it; scripts/test runs it)"
+done
 node_sandbox "$@"
 need_tools python3 truncate losetup blkid mkfs.ext4 mkfs.xfs fsck resize2fs xfs_growfs blockdev
 DRIVER=${KUBELET_DRIVER:-}
@@ -23,10 +28,14 @@ DRIVER=${KUBELET_DRIVER:-}
         bail_out "no kubelet-driver binary: set KUBELET_DRIVER (meson sets it when go and golang-k8s-utils-dev are installed: scripts/deps)"
 
 # The names kubemount answers to in its multi-call form, linked in $KD/bin.
-MULTICALL_TOOLS=(mount umount)
+MULTICALL_TOOLS=(mount umount blkid mkfs.ext4 mkfs.xfs fsck fsck.ext4 e2fsck dumpe2fs resize2fs xfs_growfs xfs_io
+        blockdev)
 SECRET=hunter2
 
 node_up
+vcs_setup
+# The images routed mounts and the multi-call tools run: nfs's mount.nfs, fuse-tools' mkfs and fsck.
+for i in nfs fuse-tools; do check "image import $i" km image import -q "oci:$KM_BUILD_DIR/images/$i"; done
 pod_up a
 # The kubelet container's own files (its /tmp): the driver, the mounter
 # path, the multi-call links.
@@ -322,6 +331,7 @@ loop 320M xfs
 XD=$LOOP
 drive --path "$TOOLS_PATH" format-and-mount "$XD" "$X" xfs
 is "$RC" 0 "FormatAndMount xfs on a blank device"
+[[ $RC == 0 ]] || diag "$OUT" "$ERR"
 is "$(fstype_in host "$X")" xfs "... mounted xfs in the host"
 before=$(size_of "$X")
 truncate -s 640M "$NODE/xfs.img" && losetup -c "$XD"
@@ -336,5 +346,9 @@ check_fails "... unmounted" is_mounted host "$X"
 
 for l in "${LOOPS[@]}"; do losetup -d "$l" || not_ok "detach $l"; done
 umount /var/log/glusterfs
+vcs_cleanup
+agents=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids: the agent a routed mount started, ended by node_down
+[[ -n $agents ]] && node_track $agents
 node_down "kubelet driver"
 done_testing

@@ -409,11 +409,14 @@ node_up() {
         # Named, as a node whose kubelet has another --root-dir must name it:
         # else kubemount refuses targets outside /var/lib/kubelet.
         export KUBEMOUNT_KUBELET_DIR=$KUBELET_DIR
+        # A mount may be routed to a VCS container: its agent and images stay in the node too,
+        # never in the machine's /run/kubemount and /var/lib/kubemount.
+        export KUBEMOUNT_STATE_DIR=$NODE/run/kubemount KUBEMOUNT_STORE_DIR=$NODE/store
         mkdir -p "$NODE"
         # Private, like a distro whose / is private: nothing propagates
         # until someone makes the kubelet dir shared.
         mount -t tmpfs -o mode=755,size=256m km-node "$NODE" && mount --make-private "$NODE" &&
-                mkdir -p "$KUBELET_DIR/pods" || {
+                mkdir -p "$KUBELET_DIR/pods" "$NODE/run" || {
                 echo "Bail out! node_up: cannot mount $NODE"
                 exit 1
         }
