@@ -11,6 +11,10 @@
 # namespace whose / is made rslave first, so nothing it mounts can reach the
 # machine.  Inside, that namespace plays the node's *host*: /proc/1/ns/mnt
 # (kubemount's default host namespace) is the script's own namespace.
+# `node_sandbox --net "$@"` also gives it a network namespace of its own with
+# only `lo` (up; all of 127/8 answers on it): network servers a test starts
+# (tests/lib/servers.sh) listen there, where host-network containers reach
+# them, never on the machine's network.  KM_SANDBOX_NET=1 inside then.
 #
 #     node_up [--private] [--no-kubelet]
 #         a tmpfs $NODE with the kubelet dir $KUBELET_DIR on it (exported as
@@ -26,6 +30,11 @@
 #         is_mounted NS PATH, mount_count [NS]
 #     spawn [--in CONTAINER] CMD...   CMD in the background, PID in SPAWNED
 #     node_track PID     a background process node_down must end
+#     node_untrack PID   ... that the caller has ended itself
+#     node_on_down CMD...  run by node_down after those processes and the
+#         containers are gone (last registered first): undoes a change to
+#         the host that node_up did not count
+#     ctr_on_up CMD...   CMD NAME runs after each later ctr_up NAME (until node_down)
 #     node_down          ends and unmounts all of it, then checks for leaks:
 #         mounts in the host namespace, loop devices, processes in the pid
 #         namespace must be back at what node_up counted.
@@ -180,15 +189,21 @@ _km_find_binary() {
 }
 
 node_sandbox() {
+        local net=()
+        if [[ ${1:-} == --net ]]; then
+                net=(--net)
+                shift
+        fi
         if [[ ${KM_IN_SANDBOX:-} != 1 ]]; then
                 local top rc
                 ((EUID == 0)) || skip_all "integration tests need root (mount namespaces, mounts)"
                 need_tools unshare nsenter pivot_root findmnt mount umount mountpoint losetup awk ps pgrep
+                ((${#net[@]} == 0)) || need_tools ip
                 KUBEMOUNT=$(_km_find_binary)
                 [[ -n $KUBEMOUNT && -x $KUBEMOUNT ]] ||
                         bail_out "no kubemount binary: set KUBEMOUNT (meson test sets it)"
-                unshare --mount --pid --fork true 2>/dev/null ||
-                        bail_out "cannot create mount and pid namespaces here"
+                unshare --mount --pid "${net[@]}" --fork true 2>/dev/null ||
+                        bail_out "cannot create mount, pid${net:+ and network} namespaces here"
                 # The only traces left in the machine's namespace: an empty
                 # directory, removed when the sandbox is gone, and cgroups
                 # (cgroupfs is the machine's), named after it and removed too.
@@ -197,8 +212,8 @@ node_sandbox() {
                 # PID 1 dies, taking every process and mount with it.  In the
                 # background (stdin kept), so that a TERM is handled at once:
                 # meson sends our process group a KILL 0.5 s after its TERM.
-                KM_IN_SANDBOX=1 KM_TOP=$top KUBEMOUNT=$(realpath "$KUBEMOUNT") \
-                        unshare --mount --pid --fork --mount-proc --propagation slave --kill-child \
+                KM_IN_SANDBOX=1 KM_SANDBOX_NET=$((${#net[@]} > 0)) KM_TOP=$top KUBEMOUNT=$(realpath "$KUBEMOUNT") \
+                        unshare --mount --pid "${net[@]}" --fork --mount-proc --propagation slave --kill-child \
                         -- bash "$0" "$@" <&0 &
                 KM_SANDBOX_PID=$!
                 # shellcheck disable=SC2064 # $top now: it is a local
@@ -218,6 +233,16 @@ node_sandbox() {
                 echo "Bail out! cannot mount the sandbox's tmpfs"
                 exit 1
         }
+        if ((${#net[@]})) && [[ ${KM_SANDBOX_NET:-} != 1 ]]; then
+                echo "Bail out! node_sandbox --net: the sandbox was started without it"
+                exit 1
+        fi
+        if [[ ${KM_SANDBOX_NET:-} == 1 ]]; then
+                ip link set lo up || {
+                        echo "Bail out! node_sandbox --net: cannot bring lo up"
+                        exit 1
+                }
+        fi
         _km_cgroup_layout
         # Names this run's cgroups (km-test-NAME-ID, kubemount-test-ID).
         KM_RUN_ID=$(basename "$KM_TOP")
@@ -387,6 +412,8 @@ _km_count() { # -> KM_COUNT_MOUNTS, KM_COUNT_LOOPS, KM_COUNT_PROCS
 
 declare -A KM_CTR_PID=()
 KM_TRACKED=()
+KM_ON_DOWN=()
+KM_ON_CTR_UP=()
 
 node_up() {
         local private=0 kubelet=1 a
@@ -502,6 +529,10 @@ ctr_up() {
                 diag "container $name did not start:" "$(cat "$log" 2>&1)"
                 return 1
         fi
+        local hook
+        for hook in "${KM_ON_CTR_UP[@]}"; do
+                eval "$hook" '"$name"' || return 1
+        done
 }
 
 # The containerized kubelet: -v $KUBELET_DIR:$KUBELET_DIR:rshared -v /:/rootfs
@@ -547,6 +578,19 @@ is_mounted() {
 mount_count() { wc -l <"/proc/$(_km_ns_pid "${1:-host}")/mountinfo"; }
 
 node_track() { KM_TRACKED+=("$@"); }
+node_untrack() {
+        local pid keep=() p
+        for p in "${KM_TRACKED[@]}"; do
+                for pid; do [[ $p == "$pid" ]] && continue 2; done
+                keep+=("$p")
+        done
+        KM_TRACKED=("${keep[@]}")
+}
+# node_on_down CMD... / ctr_on_up CMD...: CMD (a simple command, its words
+# kept as given) for node_down, or for each later ctr_up with the
+# container's name appended.
+node_on_down() { KM_ON_DOWN+=("$(printf '%q ' "$@")"); }
+ctr_on_up() { KM_ON_CTR_UP+=("$(printf '%q ' "$@")"); }
 
 # spawn [--in CONTAINER] CMD...: starts CMD in the background (in the host,
 # or in a container) with SPAWNED set to CMD's own PID (nsenter execs it),
@@ -573,6 +617,12 @@ _km_node_teardown() {
         done
         KM_TRACKED=()
         KM_CTR_PID=()
+        KM_ON_CTR_UP=()
+        local i
+        for ((i = ${#KM_ON_DOWN[@]} - 1; i >= 0; i--)); do
+                eval "${KM_ON_DOWN[i]}"
+        done
+        KM_ON_DOWN=()
         # Lazily: a dead FUSE mount may be left by a failing test.
         umount -l "$NODE" 2>/dev/null
         rm -rf --one-file-system "$NODE" 2>/dev/null
