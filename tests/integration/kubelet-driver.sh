@@ -21,7 +21,7 @@ for i in nfs fuse-tools; do
         [[ -f ${KM_BUILD_DIR:-}/images/$i/index.json ]] ||
                 bail_out "no $KM_BUILD_DIR/images/$i (scripts/build-images $i makes it; scripts/test runs it)"
 done
-node_sandbox "$@"
+node_sandbox --net "$@"
 need_tools python3 truncate losetup blkid mkfs.ext4 mkfs.xfs fsck resize2fs xfs_growfs blockdev
 DRIVER=${KUBELET_DRIVER:-}
 [[ -n $DRIVER && -x $DRIVER ]] ||
@@ -111,7 +111,15 @@ for type in nfs glusterfs ceph cifs; do
         is "$RC:$(jget ok)" "1:false" "$type: the mount fails (nothing serves $type here)"
         like "$(jget error)" "Mounting command: $KD/mounter"$'\n'"Mounting arguments: mount -t $type -o $joined ${SRC[$type]} $T"$'\n' \
                 "$type: the kubelet's error names the mounter path and its arguments"
-        if [[ $type == glusterfs ]]; then
+        if [[ $type == nfs ]]; then
+                # The host has no mount.nfs: routed (policy auto) to the nfs image, whose
+                # mount.nfs reaches the kernel, which has no nfs client here.
+                like "$(jget error)" "exit status 32"$'\n'".*Output: mount.nfs: No such device"$'\n'"kubemount: mount: $T: the mount of image nfs:latest exited with status 32" \
+                        "$type: routed to the nfs image: its mount.nfs, the kernel's 'No such device', exit 32"
+        elif [[ $type == ceph ]]; then
+                like "$(jget error)" "exit status 32"$'\n'".*Output: kubemount: mount: $T: rbd:latest .*not in the store" \
+                        "$type: routed to the rbd image, which is not in the store: exit 32, saying so"
+        elif [[ $type == glusterfs ]]; then
                 # The host has mount.glusterfs: kubemount ran it (the host policy), its
                 # message and exit status first, then kubemount's own line.
                 like "$(jget error)" "exit status [0-9]+"$'\n'".*Output: (.*"$'\n'")?kubemount: mount: $T: " \
@@ -124,8 +132,8 @@ for type in nfs glusterfs ceph cifs; do
 done
 # kubemount itself as the mounter path (no wrapper): the same answer.
 drive --no-net mount --mounter-path "$KUBEMOUNT" nfs 127.0.0.1:/export "$T" hard
-like "$RC:$(jget error)" "^1:.*exit status 32"$'\n'"Mounting command: $KUBEMOUNT"$'\n'"Mounting arguments: mount -t nfs -o hard 127.0.0.1:/export $T"$'\n'"Output: kubemount: .*unknown filesystem type 'nfs'" \
-        "--mounter-path=kubemount: nfs reaches it and fails with exit 32, unknown filesystem type"
+like "$RC:$(jget error)" "^1:.*exit status 32"$'\n'"Mounting command: $KUBEMOUNT"$'\n'"Mounting arguments: mount -t nfs -o hard 127.0.0.1:/export $T"$'\n'"Output: mount.nfs: No such device" \
+        "--mounter-path=kubemount: nfs reaches the nfs image and fails with exit 32, the kernel's 'No such device'"
 # Types outside the four never reach the mounter path.
 drive --no-net mount --mounter-path "$KD/mounter" tmpfs kd-tmpfs "$T" size=1m
 is "$RC:$(mounter_log)" "0:" "tmpfs with a mounter path: mounted, the mounter path not called (mount from PATH)"

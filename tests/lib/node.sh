@@ -442,7 +442,7 @@ node_up() {
         mkdir -p "$NODE"
         # Private, like a distro whose / is private: nothing propagates
         # until someone makes the kubelet dir shared.
-        mount -t tmpfs -o mode=755,size=256m km-node "$NODE" && mount --make-private "$NODE" &&
+        mount -t tmpfs -o mode=755,size=1g km-node "$NODE" && mount --make-private "$NODE" &&
                 mkdir -p "$KUBELET_DIR/pods" "$NODE/run" || {
                 echo "Bail out! node_up: cannot mount $NODE"
                 exit 1
