@@ -520,6 +520,8 @@ ctr_up() {
         shift
         local root=$NODE/ctr/$name log=$NODE/ctr/$name.log
         mkdir -p "$root"
+        # Emptied first: a READY left by a container of that name before must not count.
+        : >"$log"
         unshare --mount --propagation unchanged -- \
                 bash -c "$(declare -f _km_ctr_init); _km_ctr_init \"\$@\"" ctr-init "$root" "$KM_BIN_DIR" "$@" \
                 >"$log" 2>&1 </dev/null &
