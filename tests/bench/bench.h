@@ -12,6 +12,7 @@
  *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
  *   bench_vcs.c       P2, P2b (kubemount run vs crun/runc run), P6 (memory per container)
  *   bench_pull.c      P7 (kubemount pull vs skopeo copy + umoci unpack, local registry)
+ *   bench_route.c     P8 (routed mount+umount vs the host's client), P5c (200 concurrent routed mounts)
  */
 #ifndef KUBEMOUNT_BENCH_H
 #define KUBEMOUNT_BENCH_H
@@ -25,13 +26,14 @@
 
 struct bench_options {
         const char *kubemount;
-        const char *floor;    /* kubemount-bench-floor, libc only */
-        const char *baseline; /* another kubemount (e.g. main's), timed next to ours in start-up and P1 */
-        const char *shim;     /* nsenter-compat's nsenter (P5) */
-        const char *markdown; /* also write the table as markdown here */
-        const char *rootfs;   /* a container root filesystem (P2, P2b, P6), NULL: skip them */
-        long mounts;          /* the large case: host mounts / tree size */
-        long peer_sizes[4];   /* util-linux umount -R tree sizes */
+        const char *floor;      /* kubemount-bench-floor, libc only */
+        const char *baseline;   /* another kubemount (e.g. main's), timed next to ours in start-up and P1 */
+        const char *shim;       /* nsenter-compat's nsenter (P5) */
+        const char *markdown;   /* also write the table as markdown here */
+        const char *rootfs;     /* a container root filesystem (P2, P2b, P6), NULL: skip them */
+        const char *fuse_tools; /* the fuse-tools image's OCI layout (P8, P5c), NULL: skip them */
+        long mounts;            /* the large case: host mounts / tree size */
+        long peer_sizes[4];     /* util-linux umount -R tree sizes */
         size_t n_peer_sizes;
         double scale; /* iteration multiplier */
         bool quick;
@@ -133,5 +135,8 @@ void vcs_teardown(void);                                           /* containers
 void bench_p2(const char *label, long n, bool large);
 void bench_p6(int n);
 void bench_p7(long n); /* bench_pull.c; cold runs of each side */
+char **vcs_env(void);  /* bench_vcs.c: the environment of VCS commands (state dir, cgroups, agent binary) */
+void bench_p8(long n); /* bench_route.c; after vcs_setup() */
+void bench_p5c(int n);
 
 #endif

@@ -263,6 +263,10 @@ static bool write_config(const char *dir, json_t *config) {
         return json_dump_file(config, path, JSON_INDENT(2)) == 0;
 }
 
+char **vcs_env(void) {
+        return env_vcs;
+}
+
 bool vcs_setup(void) {
         char *spec_argv[] = { (char *)km(),           (char *)"run", (char *)"--rootfs", (char *)opt.rootfs,
                               (char *)"--print-spec", (char *)"--",  (char *)"true",     NULL };

@@ -61,12 +61,16 @@ static int run_benchmarks(void) {
                         bench_p1(label, iters(100));
                 if (want("p1b"))
                         bench_p1b(label, iters(2000));
-                if (!errors && (want("p2") || want("p2b") || want("p6")))
+                if (!errors && (want("p2") || want("p2b") || want("p6") || want("p8") || want("p5c")))
                         vcs = vcs_setup();
                 if (!errors && vcs && (want("p2") || want("p2b")))
                         bench_p2(label, iters(100), false);
                 if (!errors && vcs && want("p6"))
                         bench_p6(20);
+                if (!errors && vcs && want("p8"))
+                        bench_p8(iters(20));
+                if (!errors && vcs && want("p5c"))
+                        bench_p5c(200);
                 if (!errors && want("p7"))
                         bench_p7(iters(7) < 5 ? 5 : iters(7)); /* ≥ 5 cold runs: medians of few are noise */
         }
@@ -150,12 +154,14 @@ done:
 static void usage(void) {
         puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH] [--baseline PATH]\n"
              "                       [--mounts N] [--peer-sizes N,M] [--scale X] [--quick] [--no-audit]\n"
-             "                       [--rootfs DIR] [--markdown FILE]\n"
-             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,audit,helper]\n"
+             "                       [--rootfs DIR] [--fuse-tools LAYOUT] [--markdown FILE]\n"
+             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,p8,p5c,audit,helper]\n"
              "Times kubemount (and nsenter-compat's nsenter, P5) against mount(8), umount(8),\n"
              "nsenter and findmnt, kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
              "tests/lib/rootfs.sh) against crun run and runc run, and kubemount pull (P7:\n"
-             "docker-registry on loopback) against skopeo copy + umoci unpack, in a throwaway\n"
+             "docker-registry on loopback) against skopeo copy + umoci unpack, routed mounts\n"
+             "(P8, P5c: with --rootfs and --fuse-tools, the image's OCI layout) against the\n"
+             "host's client, in a throwaway\n"
              "mount+PID namespace (root only).  --baseline: another kubemount binary (say, a\n"
              "build of main), timed interleaved with ours in start-up and P1.  Exit 0 when all\n"
              "benchmarks ran, 1 on an error, 77 when not root.");
@@ -175,6 +181,7 @@ int main(int argc, char **argv) {
                 { "only", required_argument, NULL, 'O' },
                 { "markdown", required_argument, NULL, 'm' },
                 { "rootfs", required_argument, NULL, 'r' },
+                { "fuse-tools", required_argument, NULL, 'F' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -229,6 +236,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'r':
                         opt.rootfs = optarg;
+                        break;
+                case 'F':
+                        opt.fuse_tools = optarg;
                         break;
                 case 'h':
                         usage();
