@@ -23,8 +23,9 @@ static const char vcs_help[] =
         "on stderr; the table then shows what is used without it).\n";
 
 static json_t *entry_json(const struct vcs_entry *e) {
-        return json_pack("{s:s, s:s?, s:s, s:b, s:s}", "type", e->type, "image", e->image, "policy",
-                         vcs_policy_to_string(e->policy), "daemon", e->daemon, "source", e->source);
+        _cleanup_free_ char *options = e->options ? km_options_mask(e->options) : NULL;
+        return json_pack("{s:s, s:s?, s:s, s:b, s:s?, s:s}", "type", e->type, "image", e->image, "policy",
+                         vcs_policy_to_string(e->policy), "daemon", e->daemon, "options", options, "source", e->source);
 }
 
 /* Each image of the table once, in the table's order. */
@@ -58,10 +59,15 @@ static int print_table(struct cli *cli, const struct vcs_map *m) {
         printf("%-20s %-40s %-9s %-6s %s\n", "TYPE", "IMAGE", "POLICY", "DAEMON", "SOURCE");
         for (size_t i = 0; i < m->n; i++) {
                 const struct vcs_entry *e = &m->entries[i];
+                _cleanup_free_ char *options = e->options ? km_options_mask(e->options) : NULL;
                 char shown[PATH_MAX + 16];
 
-                printf("%-20s %-40s %-9s %-6s %s\n", e->type, e->image ?: "-", vcs_policy_to_string(e->policy),
+                printf("%-20s %-40s %-9s %-6s %s", e->type, e->image ?: "-", vcs_policy_to_string(e->policy),
                        e->daemon ? "yes" : "no", str_printable(e->source, shown, sizeof(shown)));
+                /* Last, so that the columns of tables without them stay as they were. */
+                if (options)
+                        printf(" (options %s)", options);
+                putchar('\n');
         }
         return EXIT_OK;
 }

@@ -53,6 +53,15 @@ else
         ok "the secret is in no file of the state dir"
 fi
 
+# An entry's options come after the kubelet's.
+echo '{"mappings": [{"types": ["kmopt"], "image": "local/img-def:1", "policy": "container", "options": "nolock,x-km"}]}' \
+        >"$KUBEMOUNT_VCS_DIR/30-opt.json"
+run "${KM_V[@]}" mount -r -t kmopt -o vers=3 srv:/x "$T"
+is "$(sed -n 4p "$KUBELET_DIR/argv.img-def" 2>&1)" "ro,vers=3,nolock,x-km" "an entry's options follow the kubelet's (-r first, as ro)"
+run km vcs list
+like "$OUT" "kmopt .*\(options nolock,x-km\)" "vcs list shows the entry's options"
+rm "$KUBEMOUNT_VCS_DIR/30-opt.json"
+
 # 2. Precedence, each pair: cli > configmap > file > default.
 cm_version() { # NAME TYPE IMAGE [DAEMON]
         mkdir "$NODE/cm/$1"

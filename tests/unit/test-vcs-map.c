@@ -296,6 +296,10 @@ static void test_hostile_files(void **state) {
                         "daemon cannot be false");
         expect_bad_file(f, "{\"mappings\": [{\"types\": [\"ceph\"], \"image\": \"x:1\", \"imgae\": \"y\"}]}",
                         "unknown member \"imgae\"");
+        expect_bad_file(f, "{\"mappings\": [{\"types\": [\"nfs\"], \"image\": \"x:1\", \"options\": \"a\\nb\"}]}",
+                        "mappings[0].types[0]: options: ");
+        expect_bad_file(f, "{\"mappings\": [{\"types\": [\"nfs\"], \"image\": \"x:1\", \"options\": 7}]}",
+                        "mappings[0].options");
         expect_bad_file(f, "{\"mappings\": {}}", "mappings");
         expect_bad_file(f,
                         "{\"mappings\": [{\"types\": [\"ceph\"], \"image\": \"x:1\"}, {\"types\": [\"ceph\"],"
@@ -390,11 +394,17 @@ static void test_add_json(void **state) {
         assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), 0);
         assert_int_equal(m->n, 2);
         assert_string_equal(m->entries[0].type, "a");
+        assert_null(m->entries[0].options);
+        json_decref(doc);
+        doc = json_loads("{\"mappings\": [{\"types\": [\"nfs\"], \"image\": \"x:1\", \"options\": \"nolock,vers=3\"}]}",
+                         0, NULL);
+        assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), 0);
+        assert_string_equal(vcs_map_find(m, "nfs")->options, "nolock,vers=3");
         json_decref(doc);
         doc = json_loads("{}", 0, NULL);
         assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), -EINVAL);
         assert_string_equal(err.message, "doc: mappings: is required");
-        assert_int_equal(m->n, 2);
+        assert_int_equal(m->n, 3);
         json_decref(doc);
         vcs_map_free(m);
 }

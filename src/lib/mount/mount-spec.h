@@ -33,6 +33,7 @@ int mount_spec_check_target(const struct km_mount_spec *s, bool *ret_usage, stru
 /*
  * mount(8)'s own command line for s: "mount -t TYPE -o OPTIONS SOURCE
  * TARGET", the sensitive options included (the command goes to a helper,
- * never to a log).  km_strv_free() it; NULL: out of memory.
+ * never to a log), extra (may be NULL) after them.  km_strv_free() it;
+ * NULL: out of memory.
  */
-char **mount_spec_argv(const struct km_mount_spec *s);
+char **mount_spec_argv(const struct km_mount_spec *s, const char *extra);

@@ -241,12 +241,15 @@ int mount_spec_check_target(const struct km_mount_spec *s, bool *ret_usage, stru
         return fd < 0 ? fd : refuse_duplicate(s, err);
 }
 
-char **mount_spec_argv(const struct km_mount_spec *s) {
-        _cleanup_free_ char *opts = strjoin_opts(s->options, s->sensitive), *all = NULL;
+char **mount_spec_argv(const struct km_mount_spec *s, const char *extra) {
+        _cleanup_free_ char *given = strjoin_opts(s->options, s->sensitive), *opts = NULL, *all = NULL;
         const char *flag = s->flags & KM_MOUNT_READ_ONLY ? "ro" : s->flags & KM_MOUNT_READ_WRITE ? "rw" : NULL;
         char **argv = calloc(8, sizeof(char *));
         size_t n = 0;
 
+        opts = given ? strjoin_opts(given, extra) : NULL;
+        if (given)
+                explicit_bzero(given, strlen(given));
         all = opts ? strjoin_opts(flag, opts) : NULL;
         if (!argv || !all)
                 goto oom;

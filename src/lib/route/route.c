@@ -215,9 +215,10 @@ KM_EXPORT int km_route_explain(struct km_router *r, const char *fstype, char **j
                 q = route_decide(r, fstype, &d, err);
         if (q < 0)
                 return q;
-        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:s}", "type", fstype, "route", routes[d.route], "policy",
-                        vcs_policy_to_string(d.policy), "image", d.entry ? d.entry->image : NULL, "daemon",
-                        d.entry && d.entry->daemon, "source", d.entry ? d.entry->source : NULL, "reason", d.reason);
+        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:s?, s:s}", "type", fstype, "route", routes[d.route],
+                        "policy", vcs_policy_to_string(d.policy), "image", d.entry ? d.entry->image : NULL, "daemon",
+                        d.entry && d.entry->daemon, "options", d.entry ? d.entry->options : NULL, "source",
+                        d.entry ? d.entry->source : NULL, "reason", d.reason);
         if (!doc || !(*json = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 return error_set(err, -ENOMEM, "route");
         return 0;
@@ -292,7 +293,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         }
         log_msg(KM_LOG_INFO, "mount: %s: %s in container %s of %s@%s (%s)", s->target, s->fstype, name, e->image,
                 vcs_image_digest(v), m->decision.reason);
-        argv = mount_spec_argv(s);
+        argv = mount_spec_argv(s, e->options);
         q = argv ? km_vcs_exec_fds(a, name, argv, NULL, NULL, false, (int[3]){ null, STDOUT_FILENO, STDERR_FILENO },
                                    &status, err)
                  : error_set(err, -ENOMEM, "mount: %s", s->target);

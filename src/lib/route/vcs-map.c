@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "imageref.h"
 #include "json-shape.h"
+#include "options.h"
 #include "syscalls.h"
 #include "vcs-map.h"
 
@@ -103,6 +104,7 @@ static int check_image(const char *ref, const char *place, struct km_error *err)
 
 static void entry_done(struct vcs_entry *e) {
         free(e->type);
+        free(e->options);
         free(e->image);
         free(e->source);
         *e = (struct vcs_entry){};
@@ -126,7 +128,7 @@ static void batch_done(struct batch *b) {
 }
 
 static int batch_add(struct batch *b, const char *type, const char *image, enum vcs_policy policy, int daemon,
-                     const char *place, struct km_error *err) {
+                     const char *options, const char *place, struct km_error *err) {
         char shown[TYPE_MAX_LEN + 16];
         const char *why = type_why(type);
         struct vcs_entry *e;
@@ -150,6 +152,8 @@ static int batch_add(struct batch *b, const char *type, const char *image, enum 
         if (daemon == 0 && type_needs_daemon(type))
                 return error_set_plain(err, -EINVAL, "%s: daemon cannot be false: the %s client keeps running", place,
                                        type);
+        if (options && options_validate(options, &why) < 0)
+                return error_set_plain(err, -EINVAL, "%s: options: %s", place, why);
 
         e = reallocarray(b->entries, b->n + 1, sizeof(*e));
         if (!e)
@@ -165,10 +169,11 @@ static int batch_add(struct batch *b, const char *type, const char *image, enum 
                 .image = image ? strdup(image) : NULL,
                 .policy = policy,
                 .daemon = daemon > 0 || type_needs_daemon(type),
+                .options = options && *options ? strdup(options) : NULL,
         };
         b->places[b->n] = strdup(place);
         b->n++;
-        if (!e->type || (image && !e->image) || !b->places[b->n - 1])
+        if (!e->type || (image && !e->image) || (options && *options && !e->options) || !b->places[b->n - 1])
                 return -ENOMEM;
         return 0;
 }
@@ -259,7 +264,7 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                 return r;
         json_array_foreach(list, i, item) {
                 const struct json_at *at = JSON_AT_I(list_at, i), *types_at = JSON_AT(at, "types");
-                const char *image = NULL, *policy_text = NULL, *key;
+                const char *image = NULL, *policy_text = NULL, *options = NULL, *key;
                 enum vcs_policy policy = VCS_POLICY_AUTO;
                 json_t *types, *t, *unused;
                 bool daemon_value = false;
@@ -271,15 +276,16 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                         return r;
                 json_object_foreach(item, key, unused) {
                         if (!streq(key, "types") && !streq(key, "image") && !streq(key, "policy") &&
-                            !streq(key, "daemon"))
+                            !streq(key, "daemon") && !streq(key, "options"))
                                 return json_fail(err, -EINVAL, at,
-                                                 "unknown member \"%s\" (types, image, policy, daemon)",
+                                                 "unknown member \"%s\" (types, image, policy, daemon, options)",
                                                  has_control(key) ? "?" : key);
                 }
                 if ((r = json_want_member(item, at, "types", JSON_ARRAY, true, &types, err)) < 0 ||
                     (r = json_want_array(types, types_at, VCS_SOURCE_ENTRIES_MAX, true, err)) < 0 ||
                     (r = json_want_str(JSON_FIELD(item, at, "image"), false, &image, err)) < 0 ||
-                    (r = json_want_str(JSON_FIELD(item, at, "policy"), false, &policy_text, err)) < 0)
+                    (r = json_want_str(JSON_FIELD(item, at, "policy"), false, &policy_text, err)) < 0 ||
+                    (r = json_want_str(JSON_FIELD(item, at, "options"), false, &options, err)) < 0)
                         return r;
                 if (json_object_get(item, "daemon")) {
                         r = json_want_bool(JSON_FIELD(item, at, "daemon"), &daemon_value, err);
@@ -310,7 +316,7 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                         if (r < 0)
                                 return r;
                         json_at_format(t_at, place, sizeof(place));
-                        r = batch_add(b, type, image, policy, daemon, place, err);
+                        r = batch_add(b, type, image, policy, daemon, options, place, err);
                         if (r < 0)
                                 return r;
                 }
@@ -361,7 +367,7 @@ static int parse_option(struct batch *b, const char *raw, struct km_error *err) 
         type = strndup(start, (size_t)(eq - start));
         if (!type)
                 return -ENOMEM;
-        return batch_add(b, type, strchr(raw, '=') + 1, VCS_POLICY_CONTAINER, -1, place, err);
+        return batch_add(b, type, strchr(raw, '=') + 1, VCS_POLICY_CONTAINER, -1, NULL, place, err);
 }
 
 /* A small regular file dirfd/name, never through a symlink; a trailing newline is dropped. */
@@ -441,7 +447,7 @@ static int parse_configmap(struct batch *b, const char *dir, const char *source,
                                        has_plugin ? "docker-container" : "volume-plugin");
         if (has_plugin) {
                 snprintf(place, sizeof(place), "%s: volume-plugin", source);
-                r = batch_add(b, plugin, image, VCS_POLICY_AUTO, -1, place, err);
+                r = batch_add(b, plugin, image, VCS_POLICY_AUTO, -1, NULL, place, err);
                 if (r < 0)
                         return r;
         }
@@ -576,7 +582,8 @@ int vcs_map_load(const struct vcs_map_sources *s, struct vcs_map **ret, struct k
                 _cleanup_(batch_done) struct batch b = {};
 
                 for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
-                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, "default", err);
+                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, NULL, "default",
+                                      err);
                         if (r < 0)
                                 return r;
                 }

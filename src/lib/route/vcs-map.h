@@ -12,10 +12,12 @@
  *   3. /etc/kubemount/vcs.d/ *.json, in name order, a later file over an
  *      earlier one:
  *        {"mappings": [{"types": ["nfs", "nfs4"], "image": "REF",
- *                       "policy": "auto"|"host"|"container", "daemon": BOOL}]}
+ *                       "policy": "auto"|"host"|"container", "daemon": BOOL,
+ *                       "options": "OPT,OPT"}]}
  *      (image is required unless policy is host; policy defaults to auto;
  *      daemon to whether the type's client keeps running, which cannot be
- *      turned off);
+ *      turned off; options, added to the kubelet's when the image mounts,
+ *      to none);
  *   4. the compiled-in defaults, naming the images of images/; besides the
  *      mount types, ext2, ext3, ext4, xfs and the pseudo-type "block-tools"
  *      (blkid, blockdev, fsck) map the tools of the multi-call form
@@ -50,8 +52,9 @@ struct vcs_entry {
         char *type;  /* "nfs", "fuse.sshfs" */
         char *image; /* reference as given; NULL for a host-only entry */
         enum vcs_policy policy;
-        bool daemon;  /* the client keeps running while mounted */
-        char *source; /* "command line", "configmap DIR", "FILE", "default" */
+        bool daemon;   /* the client keeps running while mounted */
+        char *options; /* mount options the image's mount gets besides the kubelet's ("nolock"), or NULL */
+        char *source;  /* "command line", "configmap DIR", "FILE", "default" */
 };
 
 struct vcs_map {
