@@ -387,7 +387,7 @@ int km_route_mount(struct km_router *r, const struct km_mount_spec *s, int *exco
 int km_route_umount(struct km_router *r, const char *target, unsigned flags, int timeout_ms, int *excode,
                     struct km_error *err);
 /*
- * {"type", "route": "host"|"container"|"none", "policy", "image", "daemon",
+ * {"type", "route": "host"|"container", "policy", "image", "daemon", "options",
  * "source", "reason"}: what km_route_mount() would do for fstype, as JSON.
  */
 int km_route_explain(struct km_router *r, const char *fstype, char **json, struct km_error *err);

@@ -13,8 +13,8 @@ static const char status_help[] =
         "Routing at a glance, in the host mount namespace:\n"
         "  propagation  whether the kubelet dir is on a shared mount (kubemount check)\n"
         "  agent        whether the VCS agent answers (status never starts one)\n"
-        "  mapping      each type of the table: who mounts it now (host, container, or\n"
-        "               none) and why\n"
+        "  mapping      each type of the table: who mounts it now (host or container)\n"
+        "               and why\n"
         "  mounts       each routed mount: its container, image, digest, and health:\n"
         "               ok, corrupted (its FUSE daemon is gone: ENOTCONN), hung (no\n"
         "               answer in 2 s), not-mounted (gc releases the container), or\n"
@@ -68,9 +68,6 @@ static const char *mount_health(struct cli *cli, const char *target, bool runnin
 }
 
 static json_t *mapping_json(struct cli *cli, bool *healthy) {
-        static const char *const routes[] = {
-                [ROUTE_HOST] = "host", [ROUTE_CONTAINER] = "container", [ROUTE_NONE] = "none"
-        };
         _cleanup_(km_router_freep) struct km_router *r = NULL;
         _cleanup_(km_image_options_freep) struct km_image_options *o = NULL;
         const struct vcs_map *m;
@@ -91,9 +88,10 @@ static json_t *mapping_json(struct cli *cli, bool *healthy) {
 
                 if (route_decide(r, e->type, &d, &err) < 0)
                         continue;
-                json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s?, s:s}", "type", e->type, "route",
-                                                   routes[d.route], "policy", vcs_policy_to_string(d.policy), "image",
-                                                   e->image, "reason", d.reason));
+                json_array_append_new(a,
+                                      json_pack("{s:s, s:s, s:s, s:s?, s:s}", "type", e->type, "route",
+                                                route_kind_to_string(d.route), "policy", vcs_policy_to_string(d.policy),
+                                                "image", e->image, "reason", d.reason));
         }
         return a;
 }

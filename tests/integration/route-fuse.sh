@@ -7,7 +7,8 @@
 # volume still serves; an agent restart keeps the association; `kubemount
 # umount` ends the container; a umount the kubelet made with its own umount
 # leaves an orphan that gc (and the agent's timer) removes; ps shows the
-# digest and the target; a mount already being served is refused.
+# digest and the target; a mount already being served is refused; the
+# nsenter shim's routed mount and umount take the same path.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
@@ -112,6 +113,22 @@ else
         not_ok "the agent's timer released the orphan"
         diag "$(km ps -a 2>&1)"
 fi
+
+# 8. A legacy kubelet's `nsenter --mount=... -- mount`: the shim routes through the same call
+# (its mapping from the environment: a vcs.d file with policy container).
+mkdir -p "$NODE/vcs.d"
+echo '{"mappings": [{"types": ["fuse.bindfs"], "image": "fuse-tools:latest", "policy": "container"}]}' \
+        >"$NODE/vcs.d/bindfs.json"
+# (the shim as the kubelet container sees the host's tree)
+SHIM=(env KUBEMOUNT_VCS_DIR="$NODE/vcs.d" "/rootfs$(realpath "$NSENTER_COMPAT")" --mount=/rootfs/proc/1/ns/mnt --)
+run in_k "${SHIM[@]}" mount -t fuse.bindfs "$KUBELET_DIR/export" "$V"
+is "$RC" 0 "the shim: nsenter --mount=... -- mount -t fuse.bindfs: exit 0"
+[[ $RC == 0 ]] || diag "$OUT" "$ERR"
+is "$(in_pod a cat "$V/data" 2>&1)" "served by a VCS container" "... a pod reads it"
+like "$(route_name "$V")" "^mount-v-" "... served by a container of the image"
+check "the shim: umount" in_k "${SHIM[@]}" umount "$V"
+check_fails "... gone from the host" is_mounted host "$V"
+is "$(route_name "$V")" "" "... and its container"
 
 vcs_cleanup
 agents=$(vcs_agent_pids)

@@ -7,7 +7,8 @@
 /* "mount-" + up to 40 characters of the target's last component + "-" + 16 hex digits. */
 #define ROUTE_NAME_MAX 72
 
-enum route_kind { ROUTE_HOST, ROUTE_CONTAINER, ROUTE_NONE };
+enum route_kind { ROUTE_HOST, ROUTE_CONTAINER };
+const char *route_kind_to_string(enum route_kind k); /* "host", "container" */
 
 struct route_decision {
         enum route_kind route;

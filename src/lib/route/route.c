@@ -190,11 +190,7 @@ int route_decide(struct km_router *r, const char *type, struct route_decision *d
                         return 0;
                 }
         }
-        if (!d->entry->image) {
-                d->route = ROUTE_NONE;
-                snprintf(d->reason, sizeof(d->reason), "%s, and no VCS image is mapped for %s", c.why, type);
-                return 0;
-        }
+        /* (Only policy host may have no image: the table refuses any other entry without one.) */
         d->route = ROUTE_CONTAINER;
         if (d->policy == VCS_POLICY_CONTAINER)
                 snprintf(d->reason, sizeof(d->reason), "policy container (%s)", d->entry->source);
@@ -203,10 +199,11 @@ int route_decide(struct km_router *r, const char *type, struct route_decision *d
         return 0;
 }
 
+const char *route_kind_to_string(enum route_kind k) {
+        return k == ROUTE_CONTAINER ? "container" : "host";
+}
+
 KM_EXPORT int km_route_explain(struct km_router *r, const char *fstype, char **json, struct km_error *err) {
-        static const char *const routes[] = {
-                [ROUTE_HOST] = "host", [ROUTE_CONTAINER] = "container", [ROUTE_NONE] = "none"
-        };
         _cleanup_json_ json_t *doc = NULL;
         struct route_decision d;
         int q = jansson_require(err);
@@ -215,10 +212,11 @@ KM_EXPORT int km_route_explain(struct km_router *r, const char *fstype, char **j
                 q = route_decide(r, fstype, &d, err);
         if (q < 0)
                 return q;
-        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:s?, s:s}", "type", fstype, "route", routes[d.route],
-                        "policy", vcs_policy_to_string(d.policy), "image", d.entry ? d.entry->image : NULL, "daemon",
-                        d.entry && d.entry->daemon, "options", d.entry ? d.entry->options : NULL, "source",
-                        d.entry ? d.entry->source : NULL, "reason", d.reason);
+        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:s?, s:s}", "type", fstype, "route",
+                        route_kind_to_string(d.route), "policy", vcs_policy_to_string(d.policy), "image",
+                        d.entry ? d.entry->image : NULL, "daemon", d.entry && d.entry->daemon, "options",
+                        d.entry ? d.entry->options : NULL, "source", d.entry ? d.entry->source : NULL, "reason",
+                        d.reason);
         if (!doc || !(*json = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 return error_set(err, -ENOMEM, "route");
         return 0;
@@ -340,13 +338,6 @@ KM_EXPORT int km_route_mount(struct km_router *r, const struct km_mount_spec *s,
                                  "/etc/kubemount/vcs.d/*.json)",
                                  s->fstype, s->fstype);
                 return q;
-        case ROUTE_NONE:
-                if (excode)
-                        *excode = MNT_EX_FAIL;
-                return error_set_plain(err, -ENODEV,
-                                       "mount: %s: cannot mount %s: %s (map one: kubemount --vcs-image %s=IMAGE, a "
-                                       "ConfigMap, or /etc/kubemount/vcs.d/*.json)",
-                                       s->target, s->fstype, m.decision.reason, s->fstype);
         case ROUTE_CONTAINER:
                 break;
         }
