@@ -19,6 +19,7 @@ struct route_decision {
 
 struct route_mount {
         const struct km_mount_spec *spec;
+        char *kubelet_dir; /* the router's: the walk of the target is confined to it */
         struct route_decision decision;
         bool usage; /* refused as outside an unnamed kubelet dir */
 };

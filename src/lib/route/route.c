@@ -240,7 +240,12 @@ void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]) {
 
 static int check_target_in_ns(void *userdata, struct km_error *err) {
         struct route_mount *m = userdata;
-        return mount_spec_check_target(m->spec, &m->usage, err);
+        struct km_mount_spec confined = *m->spec;
+
+        /* Below the kubelet dir, whatever the caller set: the container's mount walks it again there. */
+        if (!confined.confine)
+                confined.confine = m->kubelet_dir;
+        return mount_spec_check_target(&confined, &m->usage, err);
 }
 
 /* The mapped image's mount(8), in its container: its output ours, its status the mount's. */
@@ -315,7 +320,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
 }
 
 KM_EXPORT int km_route_mount(struct km_router *r, const struct km_mount_spec *s, int *excode, struct km_error *err) {
-        struct route_mount m = { .spec = s };
+        struct route_mount m = { .spec = s, .kubelet_dir = r->kubelet_dir };
         int ex = MNT_EX_FAIL, q;
 
         if (!s->target)
