@@ -218,28 +218,29 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
         return print_record(cli, json, quiet) < 0 ? EXIT_NO : 0;
 }
 
-int cli_pull_all(struct cli *cli, int argc, char **argv, char *const *refs) {
+int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m,
+                 char **(*images)(const struct vcs_map *m, char *const *types)) {
         static const char help[] =
-                "Usage: kubemount [MAPPING OPTIONS] vcs pull [OPTIONS]\n"
+                "Usage: kubemount [MAPPING OPTIONS] vcs pull [OPTIONS] [TYPE...]\n"
                 "\n"
-                "Pull every image the filesystem type table maps (kubemount vcs list), once\n"
-                "each, as kubemount pull does: for a node's bootstrap, so that no mount waits\n"
-                "on a registry (routed mounts take images from the store only).  Air-gapped\n"
-                "nodes import the same images with kubemount image import instead.\n"
+                "Pull every image the filesystem type table maps (kubemount vcs list), or\n"
+                "those of the TYPEs named, once each, as kubemount pull does: for a node's\n"
+                "bootstrap, so that no mount waits on a registry (routed mounts take images\n"
+                "from the store only).  Air-gapped nodes import the same images with\n"
+                "kubemount image import instead.\n"
                 "\n" IMAGE_OPTIONS_HELP MAX_SIZE_HELP
                 "  -q, --quiet            print nothing on success\n"
                 "  --json                 print the records, as a JSON array\n"
                 "\n"
                 "Exit status: 0 every image pulled, 1 one or more failed (each named), 2 usage.\n";
         _cleanup_(km_image_options_freep) struct km_image_options *o = cli_image_options_new();
+        _cleanup_(km_strv_freep) char **refs = NULL;
         json_t *records = json_array();
         bool quiet = false;
         int r = o && records ? parse(cli, o, argc, argv, help, &quiet) : -ENOMEM, rc = 0;
 
-        if (r == 0 && optind != argc) {
-                cli_error("vcs pull: unexpected argument '%s'", argv[optind]);
+        if (r == 0 && !(refs = images(m, argv + optind)))
                 r = -EINVAL;
-        }
         if (r != 0) {
                 json_decref(records);
                 return r > 0 ? 0 : EXIT_USAGE;

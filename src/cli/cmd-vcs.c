@@ -5,7 +5,7 @@
 
 static const char vcs_help[] =
         "Usage: kubemount [MAPPING OPTIONS] vcs list [--json]\n"
-        "       kubemount [MAPPING OPTIONS] vcs pull [--json] [REGISTRY OPTIONS]\n"
+        "       kubemount [MAPPING OPTIONS] vcs pull [--json] [REGISTRY OPTIONS] [TYPE...]\n"
         "\n"
         "The effective table of filesystem types and the VCS images that serve them,\n"
         "one line per type, sorted by type: image, policy (auto, host or container),\n"
@@ -28,13 +28,23 @@ static json_t *entry_json(const struct vcs_entry *e) {
                          vcs_policy_to_string(e->policy), "daemon", e->daemon, "options", options, "source", e->source);
 }
 
-/* Each image of the table once, in the table's order. */
-static char **table_images(const struct vcs_map *m) {
+/* Each image of the table once, in the table's order; only those of types (NULL: all). */
+static char **table_images(const struct vcs_map *m, char *const *types) {
         char **refs = calloc(m->n + 1, sizeof(char *));
         size_t n = 0;
 
+        for (char *const *t = types; t && *t; t++)
+                if (!vcs_map_find(m, *t)) {
+                        cli_error("vcs pull: no mapping for type '%s' (see kubemount vcs list)", *t);
+                        km_strv_free(refs);
+                        return NULL;
+                }
         for (size_t i = 0; refs && i < m->n; i++) {
-                bool seen = !m->entries[i].image;
+                bool seen = !m->entries[i].image, wanted = !types || !*types;
+
+                for (char *const *t = types; t && *t && !wanted; t++)
+                        wanted = streq(*t, m->entries[i].type);
+                seen |= !wanted;
                 for (size_t k = 0; !seen && k < n; k++)
                         seen = streq(refs[k], m->entries[i].image);
                 if (!seen && !(refs[n++] = strdup(m->entries[i].image))) {
@@ -78,7 +88,6 @@ int cmd_vcs(struct cli *cli, int argc, char **argv) {
                 .n_command_line = cli->n_vcs_options,
         };
         _cleanup_(vcs_map_freep) struct vcs_map *m = NULL;
-        _cleanup_(km_strv_freep) char **refs = NULL;
         struct km_error err = {};
         int optind_ret, r;
         bool pull = argc >= 2 && streq(argv[1], "pull");
@@ -108,11 +117,8 @@ int cmd_vcs(struct cli *cli, int argc, char **argv) {
         }
         for (size_t i = 0; i < m->n_warnings; i++)
                 cli_error("warning: %s", m->warnings[i]);
-        if (pull) {
-                if (!(refs = table_images(m)))
-                        return EXIT_NO;
-                return cli_pull_all(cli, argc - 1, argv + 1, refs);
-        }
+        if (pull)
+                return cli_pull_all(cli, argc - 1, argv + 1, m, table_images);
         r = print_table(cli, m);
         return r != EXIT_OK ? r : m->n_warnings ? EXIT_USAGE : EXIT_OK;
 }

@@ -115,6 +115,21 @@ like "$ERR" "manifest kubemount/test:nope: 404 Not Found: MANIFEST_UNKNOWN" "...
 pull "$REGISTRY/kubemount/test:v1" "$STORE"
 is "$RC" 1 "without --insecure an http registry is not used"
 like "$ERR" "GET https://$REGISTRY/" "... the request was https"
+# kubemount vcs pull: the images the type table maps, once each (named types: the
+# defaults name docker.io, which this test never reaches).
+mkdir -p "$W/vcs.d"
+printf '{"mappings": [{"types": ["kmtest-a", "kmtest-b"], "image": "%s"}, {"types": ["kmtest-c"], "image": "%s"}]}\n' \
+        "$REGISTRY/kubemount/test:v1" "$REGISTRY/kubemount/missing:v1" >"$W/vcs.d/10-test.json"
+VP=(env KUBEMOUNT_VCS_DIR="$W/vcs.d" KUBEMOUNT_STORE_DIR="$W/vstore" "$KUBEMOUNT")
+run "${VP[@]}" vcs pull --insecure-registry "$REGISTRY" --json kmtest-a kmtest-b
+is "$RC" 0 "vcs pull kmtest-a kmtest-b: exit 0"
+is "$(grep -c '"manifest": "'"$MANIFEST"'"' <<<"$OUT")" 1 "... one image, pulled once for both types"
+run "${VP[@]}" vcs pull --insecure-registry "$REGISTRY" kmtest-c kmtest-a
+is "$RC" 1 "vcs pull with an image the registry lacks: exit 1"
+like "$ERR" "vcs pull $REGISTRY/kubemount/missing:v1: .*404" "... naming it and why"
+like "$OUT" "$MANIFEST" "... and the other still pulled"
+run "${VP[@]}" vcs pull kmtest-nope
+is "$RC" 2 "vcs pull of an unmapped type: exit 2"
 registry_stop
 
 # ---- TLS with a throwaway CA ----
