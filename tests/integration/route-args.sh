@@ -91,8 +91,11 @@ cm_version ..v2 kmdaemon local/img-cm:1 true
 D1=$KUBELET_DIR/pods/p/volumes/d1 D2=$KUBELET_DIR/pods/p/volumes/d2
 mkdir -p "$D1" "$D2"
 check "a daemon type's mount through the ConfigMap's image" "${KM_V[@]}" --vcs-configmap "$NODE/cm" mount \
-        -t kmdaemon x "$D1"
+        -t kmdaemon -o "token=$SECRET" x "$D1"
 check "... is mounted on the host" is_mounted host "$D1"
+like "$(sed -n 4p "$KUBELET_DIR/argv.img-cm")" "token=$SECRET" "... its image's mount got the secret"
+unlike "$(km ps -a --json; km ps)" "$SECRET" "... which its running container shows nowhere in ps"
+check_fails "... nor in any file of the state dir" grep -rqs -- "$SECRET" "$KUBEMOUNT_STATE_DIR"
 digest_of() { # TARGET: the digest ps --json shows for its container
         km ps --json | python3 -c '
 import json, sys
