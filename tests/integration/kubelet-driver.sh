@@ -17,10 +17,7 @@
 #     (MULTICALL_TOOLS names the symlinks laid before it).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
-for i in nfs fuse-tools; do
-        [[ -f ${KM_BUILD_DIR:-}/images/$i/index.json ]] ||
-                bail_out "no $KM_BUILD_DIR/images/$i (scripts/build-images $i makes it; scripts/test runs it)"
-done
+need_images nfs fuse-tools
 node_sandbox --net "$@"
 need_tools python3 truncate losetup blkid mkfs.ext4 mkfs.xfs fsck resize2fs xfs_growfs blockdev
 DRIVER=${KUBELET_DRIVER:-}
@@ -35,7 +32,7 @@ SECRET=hunter2
 node_up
 vcs_setup
 # The images routed mounts and the multi-call tools run: nfs's mount.nfs, fuse-tools' mkfs and fsck.
-for i in nfs fuse-tools; do check "image import $i" km image import -q "oci:$KM_BUILD_DIR/images/$i"; done
+import_images nfs fuse-tools
 pod_up a
 # The kubelet container's own files (its /tmp): the driver, the mounter
 # path, the multi-call links.

@@ -10,8 +10,7 @@
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by the kubelet's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
-LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
-[[ -f $LAYOUT/index.json ]] || bail_out "no $LAYOUT (scripts/build-images fuse-tools makes it; scripts/test runs it)"
+need_images fuse-tools
 MC=${KM_MULTICALL_DIR:-${KM_BUILD_DIR:-}/libexec-bin}
 [[ -L $MC/blkid ]] || bail_out "no multi-call links in $MC (ninja builds them: build/libexec-bin)"
 node_sandbox "$@"
@@ -39,7 +38,7 @@ new_loop() {
 node_up --no-kubelet
 vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store
-check "image import oci:build/images/fuse-tools" km image import "oci:$LAYOUT"
+import_images fuse-tools
 
 # The kubelet: the host's /usr read-only with /usr/sbin (util-linux's blkid
 # and fsck, e2fsprogs, xfsprogs) hidden, and the links first in its PATH.

@@ -11,14 +11,13 @@
 # nsenter shim's routed mount and umount take the same path.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
-LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
-[[ -f $LAYOUT/index.json ]] || bail_out "no $LAYOUT (scripts/build-images fuse-tools makes it; scripts/test runs it)"
+need_images fuse-tools
 node_sandbox "$@"
 
 node_up
 vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store
-check "image import oci:build/images/fuse-tools" km image import "oci:$LAYOUT"
+import_images fuse-tools
 pod_up a
 KM_K=("$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" --host-mount-ns=/rootfs/proc/1/ns/mnt)
 # The kubelet's own view of the environment: the state dir and the store are the host's.

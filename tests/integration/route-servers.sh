@@ -12,17 +12,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/servers.sh" || { echo "Bail out! cannot load tests/lib/servers.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
-for i in glusterfs fuse-tools; do
-        [[ -f ${KM_BUILD_DIR:-}/images/$i/index.json ]] ||
-                bail_out "no $KM_BUILD_DIR/images/$i (scripts/build-images $i makes it; scripts/test runs it)"
-done
+need_images glusterfs fuse-tools
 node_sandbox --net "$@"
 
 node_up
 vcs_setup
 gluster_up || bail_out "gluster_up failed"
 sshd_up || bail_out "sshd_up failed"
-for i in glusterfs fuse-tools; do check "image import $i" km image import -q "oci:$KM_BUILD_DIR/images/$i"; done
+import_images glusterfs fuse-tools
 hide_host_clients
 pod_up a
 K=("$KUBEMOUNT" --host-mount-ns=/rootfs/proc/1/ns/mnt)

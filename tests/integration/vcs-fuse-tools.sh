@@ -8,15 +8,14 @@
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
-LAYOUT=${KM_BUILD_DIR:-}/images/fuse-tools
-[[ -f $LAYOUT/index.json ]] || bail_out "no $LAYOUT (scripts/build-images fuse-tools makes it; scripts/test runs it)"
+need_images fuse-tools
 node_sandbox "$@"
 
 node_up
 vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store
 
-check "image import oci:build/images/fuse-tools" km image import "oci:$LAYOUT"
+import_images fuse-tools
 run km images --json
 like "$OUT" '"ref": "docker.io/library/fuse-tools:latest"' "named by the layout: fuse-tools:latest"
 # (exit statuses vary: squashfuse prints its usage with 254; only "cannot run" counts)

@@ -227,6 +227,21 @@ rootfs_copy() {
         cp -a "$ROOTFS" "$1" && rm -f "$1/.complete"
 }
 
+# need_images NAME...: bails out unless scripts/build-images made each image in
+# $KM_BUILD_DIR/images (scripts/test builds them first).
+need_images() {
+        local i
+        for i; do
+                [[ -f ${KM_BUILD_DIR:-}/images/$i/index.json ]] ||
+                        bail_out "no $KM_BUILD_DIR/images/$i (scripts/build-images $i makes it; scripts/test runs it)"
+        done
+}
+# import_images NAME...: each of them into the node's store (after vcs_setup), a check each.
+import_images() {
+        local i
+        for i; do check "image import oci:build/images/$i" km image import -q "oci:$KM_BUILD_DIR/images/$i"; done
+}
+
 # rootfs_mount_image WORKDIR NAME: imports local/NAME:1, the test rootfs
 # whose own `mount` (the command a routed mount runs) records its argv in
 # $KUBELET_DIR/argv.NAME and then, for -t kmdaemon, mounts a tmpfs on its

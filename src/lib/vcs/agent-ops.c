@@ -306,8 +306,12 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
                         (void)proto_send(conn, m, &master, 1);
                         json_decref(m);
                 }
-                if (r >= 0 && (r = agent_job_add(a, pid, conn, c->name)) < 0)
+                if (r >= 0 && (r = agent_job_add(a, pid, conn, c->name)) < 0) {
+                        /* Nobody would reap it or answer for it: it must not run on. */
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, NULL, 0);
                         error_set(err, r, "exec in %s", c->name);
+                }
                 if (r >= 0) {
                         c->execs++;
                         c->mount_pending = false;
