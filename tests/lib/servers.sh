@@ -85,18 +85,25 @@ _srv_tcp() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 # unshare, tracked; it takes PID 1 with it when killed) and _SRV_INIT (PID 1
 # as the sandbox sees it, for nsenter).
 _srv_start() {
-        local name=$1 log=$2 fn=$3
+        local name=$1 log=$2 fn=$3 script
         shift 3
+        # Expanded here: in the background job, a command substitution would be a
+        # child of $! that _srv_init_pid could take for PID 1.
+        script="$(declare -f _srv_drop_node_mounts "$fn"); _srv_drop_node_mounts $(printf %q "$NODE") && $fn \"\$@\""
         unshare --mount --pid --fork --mount-proc --kill-child -- \
-                bash -c "$(declare -f _srv_drop_node_mounts "$fn"); _srv_drop_node_mounts $(printf %q "$NODE") && $fn \"\$@\"" \
-                "$name-init" "$@" >"$log" 2>&1 </dev/null &
+                bash -c "$script" "$name-init" "$@" >"$log" 2>&1 </dev/null &
         _SRV_PID=$!
         node_track "$_SRV_PID"
         _SRV_INIT=""
         wait_for 5 _srv_init_pid "$_SRV_PID" && [[ -n $_SRV_INIT ]]
 }
-_srv_init_pid() { # UNSHARE-PID: its child, or give up when it died
-        _SRV_INIT=$(pgrep -P "$1")
+_srv_init_pid() { # UNSHARE-PID: its child in a pid namespace of its own, or give up when it died
+        local c
+        _SRV_INIT=""
+        for c in $(pgrep -P "$1"); do
+                [[ $(readlink "/proc/$c/ns/pid" 2>/dev/null) != "$(readlink /proc/self/ns/pid)" ]] || continue
+                _SRV_INIT=$c
+        done
         [[ -n $_SRV_INIT ]] || ! kill -0 "$1" 2>/dev/null
 }
 
