@@ -114,7 +114,7 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
         return r < 0 ? EXIT_NO : 0;
 }
 
-static void print_row(json_t *c) {
+static void print_row(json_t *c, int name_width) {
         json_t *code = json_object_get(c, "exit_code"), *cmd = json_object_get(c, "command"), *v;
         json_t *mount = json_object_get(c, "mount");
         const char *digest = json_string_value(json_object_get(c, "digest"));
@@ -127,7 +127,7 @@ static void print_row(json_t *c) {
                 snprintf(status, sizeof(status), "exited %lld", (long long)json_integer_value(code));
         else
                 snprintf(status, sizeof(status), "%s", json_string_value(json_object_get(c, "status")) ?: "unknown");
-        printf("%-24s %-8lld %-12s %-20s %-19.19s", json_string_value(json_object_get(c, "name")) ?: "?",
+        printf("%-*s %-8lld %-12s %-20s %-19.19s", name_width, json_string_value(json_object_get(c, "name")) ?: "?",
                (long long)json_integer_value(json_object_get(c, "pid")), status,
                json_string_value(json_object_get(c, "created")) ?: "", digest ?: "-");
         if (mount)
@@ -193,8 +193,15 @@ int cmd_ps(struct cli *cli, int argc, char **argv) {
                 json_decref(doc);
                 return cli_print_json(out) < 0 ? EXIT_USAGE : 0;
         }
-        printf("%-24s %-8s %-12s %-20s %-19s %s\n", "NAME", "PID", "STATUS", "CREATED", "IMAGE", "COMMAND");
-        json_array_foreach(list, i, e) if (all || json_is_true(json_object_get(e, "running"))) print_row(e);
+        /* As wide as the longest name shown (a routed mount's container's is up to 63). */
+        int width = 24;
+        json_array_foreach(list, i, e) {
+                size_t n = strlen(json_string_value(json_object_get(e, "name")) ?: "");
+                if ((all || json_is_true(json_object_get(e, "running"))) && n > (size_t)width)
+                        width = (int)n;
+        }
+        printf("%-*s %-8s %-12s %-20s %-19s %s\n", width, "NAME", "PID", "STATUS", "CREATED", "IMAGE", "COMMAND");
+        json_array_foreach(list, i, e) if (all || json_is_true(json_object_get(e, "running"))) print_row(e, width);
         json_decref(doc);
         return 0;
 }
