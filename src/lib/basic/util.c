@@ -125,6 +125,18 @@ char **argv_copy(int argc, char *const *argv) {
         return c;
 }
 
+int strv_append(char ***v, size_t *n, const char *value) {
+        char **grown = reallocarray(*v, *n + 2, sizeof(char *));
+
+        if (!grown)
+                return -ENOMEM;
+        *v = grown;
+        if (!(grown[*n] = strdup(value)))
+                return -ENOMEM;
+        grown[++*n] = NULL;
+        return 0;
+}
+
 bool host_helper_exists(const char *kind, const char *fstype) {
         static const char *const dirs[] = { "/sbin", "/usr/sbin" };
         char path[PATH_MAX];

@@ -114,6 +114,8 @@ bool log_enabled(int level);
 
 /* A copy of argv's pointer array (NULL-terminated) for getopt, which permutes it. */
 char **argv_copy(int argc, char *const *argv);
+/* A copy of value appended to the NULL-terminated *v of *n strings (which it keeps NULL-terminated); 0 or -ENOMEM. */
+int strv_append(char ***v, size_t *n, const char *value);
 
 /* Whether the host has /sbin/KIND.FSTYPE or /usr/sbin/KIND.FSTYPE (KIND: "mount", "umount"). */
 bool host_helper_exists(const char *kind, const char *fstype);

@@ -35,31 +35,20 @@ KM_EXPORT void km_image_options_free(struct km_image_options *o) {
         free(o);
 }
 
-static int add(char ***v, size_t *n, const char *value) {
-        char **grown = realloc(*v, sizeof(char *) * (*n + 2));
-
-        if (!grown)
-                return -ENOMEM;
-        *v = grown;
-        if (!(grown[*n] = strdup(value)))
-                return -ENOMEM;
-        grown[++*n] = NULL;
-        return 0;
-}
-
 KM_EXPORT int km_image_options_set_store_dir(struct km_image_options *o, const char *dir) {
         _cleanup_free_ char *abs = dir ? path_absolute(dir) : NULL;
         return dir && !abs ? -ENOMEM : free_and_strdup(&o->store_dir, abs);
 }
 KM_EXPORT int km_image_options_add_insecure_registry(struct km_image_options *o, const char *host_port) {
-        return !host_port || !*host_port || strchr(host_port, '/') ? -EINVAL
-                                                                   : add(&o->insecure, &o->n_insecure, host_port);
+        return !host_port || !*host_port || strchr(host_port, '/')
+                       ? -EINVAL
+                       : strv_append(&o->insecure, &o->n_insecure, host_port);
 }
 KM_EXPORT int km_image_options_set_certs_dir(struct km_image_options *o, const char *dir) {
         return free_and_strdup(&o->certs_dir, dir);
 }
 KM_EXPORT int km_image_options_add_auth_file(struct km_image_options *o, const char *path) {
-        return add(&o->auth_files, &o->n_auth_files, path);
+        return strv_append(&o->auth_files, &o->n_auth_files, path);
 }
 KM_EXPORT void km_image_options_set_progress_fd(struct km_image_options *o, int fd) {
         o->progress_fd = fd;

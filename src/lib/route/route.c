@@ -51,18 +51,9 @@ KM_EXPORT void km_router_free(struct km_router *r) {
 }
 
 KM_EXPORT int km_router_add_vcs_image(struct km_router *r, const char *arg) {
-        char **v;
-
         if (!arg || r->map)
                 return -EINVAL; /* the table is built already */
-        v = realloc(r->command_line, sizeof(char *) * (r->n_command_line + 2));
-        if (!v)
-                return -ENOMEM;
-        r->command_line = v;
-        if (!(v[r->n_command_line] = strdup(arg)))
-                return -ENOMEM;
-        v[++r->n_command_line] = NULL;
-        return 0;
+        return strv_append(&r->command_line, &r->n_command_line, arg);
 }
 
 KM_EXPORT int km_router_set_kubelet_dir(struct km_router *r, const char *dir, bool named) {

@@ -211,19 +211,14 @@ static int map_take(struct vcs_map *m, struct batch *b, const char *source) {
 }
 
 static int map_warn(struct vcs_map *m, const char *message) {
-        char **w = reallocarray(m->warnings, m->n_warnings + 2, sizeof(*w));
+        int r = strv_append(&m->warnings, &m->n_warnings, message);
 
-        if (!w)
-                return -ENOMEM;
-        m->warnings = w;
-        w[m->n_warnings] = strdup(message);
-        if (!w[m->n_warnings])
-                return -ENOMEM;
+        if (r < 0)
+                return r;
         /* File names are outside input too: one line each, whatever they hold. */
-        for (char *c = w[m->n_warnings]; *c; c++)
+        for (char *c = m->warnings[m->n_warnings - 1]; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7f)
                         *c = '?';
-        w[++m->n_warnings] = NULL;
         return 0;
 }
 

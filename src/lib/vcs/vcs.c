@@ -111,18 +111,9 @@ KM_EXPORT int km_vcs_set_command(struct km_vcs *v, char *const *argv) {
 }
 
 KM_EXPORT int km_vcs_add_env(struct km_vcs *v, const char *assignment) {
-        char **env;
-
         if (!assignment || !strchr(assignment, '=') || assignment[0] == '=')
                 return -EINVAL;
-        env = realloc(v->env, sizeof(char *) * (v->n_env + 2));
-        if (!env)
-                return -ENOMEM;
-        v->env = env;
-        if (!(env[v->n_env] = strdup(assignment)))
-                return -ENOMEM;
-        env[++v->n_env] = NULL;
-        return 0;
+        return strv_append(&v->env, &v->n_env, assignment);
 }
 
 KM_EXPORT int km_vcs_add_mount(struct km_vcs *v, const char *source, const char *destination,
