@@ -18,8 +18,12 @@ struct km_mount_spec {
 /* Propagation of the mount at fd (O_PATH of its root); shown names it in messages. */
 int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive, struct km_error *err);
 
-/* A type whose mount helper leaves a daemon running (FUSE, glusterfs). */
-bool mount_spec_may_start_daemon(const struct km_mount_spec *s);
+/*
+ * A type whose client keeps running while mounted (every FUSE type,
+ * glusterfs, ceph-fuse): on the host its helper runs in cgroups of its own,
+ * routed it keeps its container.  false for NULL.
+ */
+bool fstype_keeps_daemon(const char *fstype);
 /* A bind, a remount or only a propagation change: no mount.TYPE helper runs. */
 bool mount_spec_is_bind_or_remount(const struct km_mount_spec *s);
 

@@ -284,8 +284,7 @@ static int open_bind_source(const struct km_mount_spec *s, struct km_error *err)
         return open_confined(s, abs, "bind source", NULL, err);
 }
 
-bool mount_spec_may_start_daemon(const struct km_mount_spec *s) {
-        const char *t = s->fstype;
+bool fstype_keeps_daemon(const char *t) {
         return t && (startswith(t, "fuse") || streq(t, "glusterfs") || streq(t, "ceph-fuse") || streq(t, "sshfs"));
 }
 
@@ -650,7 +649,7 @@ static int mount_here(const struct km_mount_spec *s, int *excode, struct km_erro
                 return error_set(err, -EOPNOTSUPP, "mount: %s: cannot load libmount", s->target);
         struct libmount_call call = { s, options, target_fd, source_fd, &where, bind };
         /* A helper that leaves a daemon (FUSE) runs in cgroups of its own: it must outlive the caller's. */
-        if (mount_spec_may_start_daemon(s) && may_use_helper(s) && !(s->flags & KM_MOUNT_FAKE))
+        if (fstype_keeps_daemon(s->fstype) && may_use_helper(s) && !(s->flags & KM_MOUNT_FAKE))
                 r = run_in_own_cgroup("mount", mount_with_libmount, &call, excode, err);
         else
                 r = mount_with_libmount(&call, excode, err);

@@ -299,7 +299,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                                     e->image, status);
         }
         /* A client that keeps running stays with its container; any other has done its work. */
-        if (q < 0 || !(e->daemon || mount_spec_may_start_daemon(s))) {
+        if (q < 0 || !e->daemon) {
                 struct km_error rerr = {};
                 if (km_vcs_remove(a, name, true, &rerr) < 0)
                         log_msg(KM_LOG_WARNING, "mount: %s: container %s stays (%s); kubemount gc removes it",

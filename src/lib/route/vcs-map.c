@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "imageref.h"
 #include "json-shape.h"
+#include "mount-spec.h"
 #include "options.h"
 #include "syscalls.h"
 #include "vcs-map.h"
@@ -38,11 +39,6 @@ static const struct {
         { "nfs4", "nfs:latest" },
         { "xfs", "fuse-tools:latest" },
 };
-
-/* Types whose client keeps running while the volume is mounted (issue 11, point 2). */
-static bool type_needs_daemon(const char *type) {
-        return startswith(type, "fuse.") || streq(type, "glusterfs") || streq(type, "ceph-fuse");
-}
 
 const char *vcs_policy_to_string(enum vcs_policy p) {
         switch (p) {
@@ -149,7 +145,7 @@ static int batch_add(struct batch *b, const char *type, const char *image, enum 
                 return r;
         if (!image && policy != VCS_POLICY_HOST)
                 return error_set_plain(err, -EINVAL, "%s: an image is required unless the policy is host", place);
-        if (daemon == 0 && type_needs_daemon(type))
+        if (daemon == 0 && fstype_keeps_daemon(type))
                 return error_set_plain(err, -EINVAL, "%s: daemon cannot be false: the %s client keeps running", place,
                                        type);
         if (options && options_validate(options, &why) < 0)
@@ -168,7 +164,7 @@ static int batch_add(struct batch *b, const char *type, const char *image, enum 
                 .type = strdup(type),
                 .image = image ? strdup(image) : NULL,
                 .policy = policy,
-                .daemon = daemon > 0 || type_needs_daemon(type),
+                .daemon = daemon > 0 || fstype_keeps_daemon(type),
                 .options = options && *options ? strdup(options) : NULL,
         };
         b->places[b->n] = strdup(place);
