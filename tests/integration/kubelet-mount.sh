@@ -76,5 +76,20 @@ run in_kubelet "$KUBEMOUNT" --host-mount-ns=/nonexistent/ns/mnt mount -t tmpfs x
 is "$RC" 2 "a missing host namespace file: exit 2 (system error)"
 like "$ERR" "/nonexistent/ns/mnt" "... and the message names it"
 
+# A kubelet pays every library an exec maps: routing asks the type table and the agent's
+# state only when a mapping or a routed container may be there, and loads JSON for neither.
+# libs_loaded ARGS...: the shared objects `kubemount ARGS` in the kubelet initialised besides
+# ld.so and libc, one a line.
+libs_loaded() {
+        in_kubelet env LD_DEBUG=libs "$KUBEMOUNT" --host-mount-ns=/rootfs/proc/1/ns/mnt "$@" 2>&1 >/dev/null | sed -n 's|.*calling init: \(.*\)|\1|p' |
+                grep -v -e '/ld-linux' -e '/libc\.so' || true
+}
+is "$(libs_loaded mount -t tmpfs -o size=1m lz "$V")" "" \
+        "mount -t tmpfs from the kubelet loads no library but libc"
+check "... it mounted" is_mounted host "$V"
+is "$(libs_loaded umount "$V")" "" \
+        "umount from the kubelet loads no library but libc"
+check_fails "... it unmounted" is_mounted host "$V"
+
 node_down "kubelet mounts"
 done_testing

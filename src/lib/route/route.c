@@ -265,7 +265,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                 return error_wrap(err, q, "mount: %s: %s (image of %s, %s)", s->target, e->image, e->type, e->source);
         if (km_vcs_set_name(v, name) < 0 || km_vcs_set_kubelet_dir(v, r->kubelet_dir) < 0 ||
             km_vcs_add_mount(v, r->kubelet_dir, r->kubelet_dir, KM_MAKE_SHARED, false) < 0 ||
-            km_vcs_set_command(v, idle) < 0 || vcs_set_serves(v, s->target, s->fstype, NULL) < 0 ||
+            km_vcs_set_command(v, idle) < 0 || vcs_set_serves(v, s->target, s->fstype) < 0 ||
             km_agent_new(r->host, r->state_dir, &a) < 0)
                 return error_set(err, -ENOMEM, "mount: %s", s->target);
         q = km_vcs_start(a, v, NULL, err);
@@ -350,29 +350,52 @@ KM_EXPORT int km_route_mount(struct km_router *r, const struct km_mount_spec *s,
         return q;
 }
 
+/* The unmount and what follows it, in one visit to the host's namespace. */
+struct route_umount {
+        const struct km_router *r;
+        const char *target;
+        unsigned flags;
+        int timeout_ms, excode;
+        char name[ROUTE_NAME_MAX];
+        bool release; /* a container served target, and target is no longer mounted */
+};
+
+static int umount_in_ns(void *userdata, struct km_error *err) {
+        struct route_umount *u = userdata;
+        int q = km_umount(NULL, u->target, u->r->kubelet_dir, u->flags, u->timeout_ms, &u->excode, err);
+
+        /* Not while the mount is still there (busy): its client serves it. */
+        u->release = vcs_container_exists(u->r->state_dir, u->name, NULL) > 0 &&
+                     (q >= 0 || km_is_mount_point(NULL, u->target, NULL) == 0);
+        return q;
+}
+
 KM_EXPORT int km_route_umount(struct km_router *r, const char *target, unsigned flags, int timeout_ms, int *excode,
                               struct km_error *err) {
+        /* Relative to the caller's directory, which the switch changes; "-x" stays for km_umount to refuse. */
+        _cleanup_free_ char *abs = target && target[0] != '-' ? path_absolute(target) : NULL;
         _cleanup_(km_agent_freep) struct km_agent *a = NULL;
+        struct route_umount u = { r, abs ?: target, flags | (r->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED),
+                                  timeout_ms, MNT_EX_SYSERR };
         struct km_error rerr = {};
-        char name[ROUTE_NAME_MAX];
-        int q = km_umount(r->host, target, r->kubelet_dir,
-                          flags | (r->kubelet_dir_named ? 0 : KM_UMOUNT_CONFINE_REQUIRED), timeout_ms, excode, err);
-        int e;
+        int q, e;
 
-        if (!target || target[0] != '/' || km_agent_new(r->host, r->state_dir, &a) < 0)
+        if (!u.target)
+                return error_set(err, target ? -ENOMEM : -EINVAL, "umount");
+        route_container_name(u.target, u.name);
+        q = km_host_run(r->host, umount_in_ns, &u, err);
+        if (excode)
+                *excode = q >= 0 ? MNT_EX_SUCCESS : u.excode;
+        if (!u.release)
                 return q;
-        /* The container that served it, if one did: its client is done (or never unmounted itself). */
-        route_container_name(target, name);
-        e = vcs_container_exists(a, name, &rerr);
-        /* Not while the mount is still there (busy): its client serves it. */
-        if (e > 0 && q < 0 && km_is_mount_point(r->host, target, NULL) != 0)
-                e = 0;
-        if (e > 0) {
-                (void)km_vcs_stop(a, name, ROUTE_STOP_TIMEOUT_MS, NULL, &rerr);
-                e = km_vcs_remove(a, name, true, &rerr);
+        /* Its client is done (or never unmounted itself): the container goes too. */
+        e = km_agent_new(r->host, r->state_dir, &a);
+        if (e >= 0) {
+                (void)km_vcs_stop(a, u.name, ROUTE_STOP_TIMEOUT_MS, NULL, &rerr);
+                e = km_vcs_remove(a, u.name, true, &rerr);
         }
         if (e < 0)
-                log_msg(KM_LOG_WARNING, "umount: %s: container %s: %s; kubemount gc removes it", target, name,
-                        rerr.message);
+                log_msg(KM_LOG_WARNING, "umount: %s: container %s: %s; kubemount gc removes it", u.target, u.name,
+                        e == -ENOMEM || !rerr.message[0] ? strerror(-e) : rerr.message);
         return q;
 }

@@ -15,7 +15,6 @@
 #include "rm-rf.h"
 #include "state-dir.h"
 
-#define CONTAINERS_DIR "containers"
 #define NAME_MAX_LEN 128
 
 bool state_name_is_valid(const char *name) {

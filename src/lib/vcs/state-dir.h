@@ -14,6 +14,7 @@
 #include "fileio.h"
 
 #define STATE_DIR_DEFAULT "/run/kubemount"
+#define CONTAINERS_DIR "containers" /* below the state dir: a directory per container */
 
 /* Container names: [A-Za-z0-9][A-Za-z0-9_.-]{0,127}, not "." or "..". */
 bool state_name_is_valid(const char *name);

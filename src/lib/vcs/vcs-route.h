@@ -18,11 +18,12 @@ const char *vcs_image_digest(const struct km_vcs *v);
  * "type", "image", "digest"}): ps shows it, gc ends the container once
  * target is no longer mounted, rmi keeps its image.
  */
-int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype, const char *image_ref);
+int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype);
 /* Whether an agent answers at the state dir's socket (none is started): 1 yes, 0 no. */
 int vcs_agent_alive(struct km_agent *a);
 /*
- * Whether the state dir holds a container NAME, looked at in the host
- * without starting an agent: 1 yes, 0 no, or -errno.
+ * Whether the state dir (NULL: as km_agent_new() chooses it) holds a
+ * container NAME, looked at in the calling thread's namespace, with no
+ * agent and no JSON: 1 yes, 0 no, or -errno.
  */
-int vcs_container_exists(struct km_agent *a, const char *name, struct km_error *err);
+int vcs_container_exists(const char *state_dir, const char *name, struct km_error *err);

@@ -198,14 +198,10 @@ const char *vcs_image_digest(const struct km_vcs *v) {
         return v->image_digest;
 }
 
-int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype, const char *image_ref) {
+int vcs_set_serves(struct km_vcs *v, const char *target, const char *fstype) {
         int r = free_and_strdup(&v->serves_target, target);
 
-        if (r >= 0)
-                r = free_and_strdup(&v->serves_type, fstype);
-        if (r >= 0 && image_ref)
-                r = free_and_strdup(&v->image_ref, image_ref);
-        return r;
+        return r < 0 ? r : free_and_strdup(&v->serves_type, fstype);
 }
 
 KM_EXPORT void km_vcs_set_host_network(struct km_vcs *v, bool host) {
@@ -277,15 +273,20 @@ struct km_agent {
         struct km_host *host; /* a copy; NULL: the caller's own mount namespace */
 };
 
+/* dir, else $KUBEMOUNT_STATE_DIR, else the default; absolute (a runtime's bundle path is derived from it). */
+static char *state_dir_resolve(const char *dir) {
+        const char *env = getenv("KUBEMOUNT_STATE_DIR");
+
+        return path_absolute(dir && *dir ? dir : env && *env ? env : STATE_DIR_DEFAULT);
+}
+
 KM_EXPORT int km_agent_new(const struct km_host *h, const char *state_dir, struct km_agent **ret) {
         struct km_agent *a;
 
         if (dlopen_jansson() < 0) /* the protocol is JSON */
                 return -EOPNOTSUPP;
         a = calloc(1, sizeof(*a));
-        if (!state_dir)
-                state_dir = getenv("KUBEMOUNT_STATE_DIR");
-        if (!a || !(a->state_dir = path_absolute(state_dir && *state_dir ? state_dir : STATE_DIR_DEFAULT)) ||
+        if (!a || !(a->state_dir = state_dir_resolve(state_dir)) ||
             (h && km_host_new(h->mount_ns, &a->host, NULL) < 0)) {
                 km_agent_free(a);
                 return -ENOMEM;
@@ -303,9 +304,7 @@ KM_EXPORT void km_agent_free(struct km_agent *a) {
 }
 
 KM_EXPORT int km_agent_serve(const char *state_dir, int idle_exit_s, int ready_fd, struct km_error *err) {
-        const char *env = getenv("KUBEMOUNT_STATE_DIR");
-        /* Absolute: a runtime's bundle path is derived from it. */
-        _cleanup_free_ char *dir = path_absolute(state_dir ? state_dir : env && *env ? env : STATE_DIR_DEFAULT);
+        _cleanup_free_ char *dir = state_dir_resolve(state_dir);
         struct agent_options o = { dir, idle_exit_s, ready_fd };
         int r = jansson_require(err);
 
@@ -370,28 +369,18 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
         return r < 0 ? r : c.fd;
 }
 
-struct exists_args {
-        const char *state_dir, *name;
-};
-
-/* A look only (the agent, which owns the dir, checks it properly): nothing is created. */
-static int exists_in_host(void *userdata, struct km_error *err) {
-        struct exists_args *e = userdata;
-        _cleanup_free_ char *path = NULL;
+int vcs_container_exists(const char *state_dir, const char *name, struct km_error *err) {
+        _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
         struct stat st;
 
-        if (!state_name_is_valid(e->name))
-                return error_set_plain(err, -EINVAL, "invalid container name '%s'", e->name);
-        if (asprintf(&path, "%s/containers/%s", e->state_dir, e->name) < 0)
+        /* A look only (the agent, which owns the dir, checks it properly): nothing is created. */
+        if (!state_name_is_valid(name))
+                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+        if (!dir || asprintf(&path, "%s/" CONTAINERS_DIR "/%s", dir, name) < 0)
                 return -ENOMEM;
         if (lstat(path, &st) == 0)
                 return S_ISDIR(st.st_mode);
         return errno == ENOENT || errno == ENOTDIR ? 0 : error_set(err, -errno, "%s", path);
-}
-
-int vcs_container_exists(struct km_agent *a, const char *name, struct km_error *err) {
-        struct exists_args e = { a->state_dir, name };
-        return km_host_run(a->host, exists_in_host, &e, err);
 }
 
 /*
