@@ -61,13 +61,9 @@ struct km_image_options *cli_image_options_new(void);
 /* 0 taken, 1 not an image option, < 0 invalid value. */
 int cli_image_option(struct km_image_options *o, int c, const char *arg);
 
-/*
- * vcs pull [OPTIONS] [TYPE...]: pulls each image images(m, TYPEs) names (NULL: it
- * said why), once; one exit status for all.
- */
+/* vcs pull [OPTIONS] [TYPE...]: each image of m (of those TYPEs) once; one exit status for all. */
 struct vcs_map;
-int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m,
-                 char **(*images)(const struct vcs_map *m, char *const *types));
+int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m);
 /* PATH's propagation as check reports it ({"path","healthy","mount","propagation","message"}). */
 json_t *cli_propagation_of(struct cli *cli, const char *path, bool *ret_ok);
 /* A router with the command line's kubelet dir, --vcs-image options and image options (freed by the caller). */

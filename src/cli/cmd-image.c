@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "imageref.h"
+#include "vcs-map.h"
 
 #define IMAGE_OPTIONS_HELP                                                                                             \
         "  --insecure-registry HOST:PORT   allow plain HTTP to that registry (repeatable; also\n"                      \
@@ -218,8 +219,7 @@ int cmd_pull(struct cli *cli, int argc, char **argv) {
         return print_record(cli, json, quiet) < 0 ? EXIT_NO : 0;
 }
 
-int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m,
-                 char **(*images)(const struct vcs_map *m, char *const *types)) {
+int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m) {
         static const char help[] =
                 "Usage: kubemount [MAPPING OPTIONS] vcs pull [OPTIONS] [TYPE...]\n"
                 "\n"
@@ -236,11 +236,12 @@ int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m
         _cleanup_(km_image_options_freep) struct km_image_options *o = cli_image_options_new();
         _cleanup_(km_strv_freep) char **refs = NULL;
         json_t *records = json_array();
+        struct km_error err = {};
         bool quiet = false;
         int r = o && records ? parse(cli, o, argc, argv, help, &quiet) : -ENOMEM, rc = 0;
 
-        if (r == 0 && !(refs = images(m, argv + optind)))
-                r = -EINVAL;
+        if (r == 0 && (r = vcs_map_images(m, argv + optind, &refs, &err)) < 0)
+                cli_error("vcs pull: %s", err.message);
         if (r != 0) {
                 json_decref(records);
                 return r > 0 ? 0 : EXIT_USAGE;
@@ -248,7 +249,6 @@ int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m
         km_image_options_set_progress_fd(o, STDERR_FILENO);
         for (char *const *ref = refs; *ref; ref++) {
                 _cleanup_free_ char *json = NULL;
-                struct km_error err = {};
 
                 if (km_image_pull(cli->host, o, *ref, &json, &err) < 0) {
                         cli_error("vcs pull %s: %s", *ref, err.message);
@@ -370,44 +370,50 @@ static char **live_rootfs(json_t *doc) {
         return keep;
 }
 
+/* Whether a running container serves a routed mount (only then does rmi need the store's records). */
+static bool serves_mounts(json_t *containers) {
+        json_t *e;
+        size_t i;
+
+        json_array_foreach(json_object_get(containers, "containers"), i, e) {
+                if (json_object_get(e, "mount") && json_is_true(json_object_get(e, "running")))
+                        return true;
+        }
+        return false;
+}
+
 /*
  * A running container that serves a routed mount from ref's image (by its
- * reference, or by the manifest the store has for ref), or NULL: a mapping
- * change takes effect by new mounts, never by pulling the image from under one.
+ * reference, or by the manifest the store's records give ref), or NULL: a
+ * mapping change takes effect by new mounts, never by pulling the image
+ * from under one.  Borrowed from containers.
  */
-static json_t *serving_container(struct cli *cli, const struct km_image_options *o, json_t *containers,
-                                 const char *ref) {
+static json_t *serving_container(json_t *images, json_t *containers, const char *ref) {
         struct image_ref parsed;
-        _cleanup_free_ char *canonical = NULL, *text = NULL;
+        _cleanup_free_ char *canonical = NULL;
         const char *manifest = NULL;
-        json_t *images = NULL, *e, *found = NULL;
+        json_t *e;
         size_t i;
 
         if (image_ref_parse(ref, &parsed, NULL) < 0)
                 return NULL;
         canonical = image_ref_format(&parsed);
         image_ref_done(&parsed);
-        if (km_image_list(cli->host, o, &text, NULL) >= 0)
-                images = json_loads(text, 0, NULL);
+        if (!canonical)
+                return NULL;
         json_array_foreach(json_object_get(images, "images"), i, e) {
-                if (canonical && streq(json_string_value(json_object_get(e, "ref")) ?: "", canonical))
+                if (streq(json_string_value(json_object_get(e, "ref")) ?: "", canonical))
                         manifest = json_string_value(json_object_get(e, "manifest"));
         }
         json_array_foreach(json_object_get(containers, "containers"), i, e) {
                 const char *image = json_string_value(json_object_get(e, "image"));
                 const char *digest = json_string_value(json_object_get(e, "digest"));
 
-                if (!json_object_get(e, "mount") || !json_is_true(json_object_get(e, "running")))
-                        continue;
-                if ((canonical && image && streq(image, canonical)) ||
-                    (manifest && digest && streq(digest, manifest))) {
-                        found = e;
-                        break;
-                }
+                if (json_object_get(e, "mount") && json_is_true(json_object_get(e, "running")) &&
+                    ((image && streq(image, canonical)) || (manifest && digest && streq(digest, manifest))))
+                        return e;
         }
-        found = json_incref(found);
-        json_decref(images);
-        return found;
+        return NULL;
 }
 
 int cmd_rmi(struct cli *cli, int argc, char **argv) {
@@ -419,7 +425,7 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
                 "a routed mount (kubemount ps shows which) is refused, exit 1: unmount first.\n";
         struct km_image_options *o = cli_image_options_new();
         char **keep = NULL;
-        json_t *containers = NULL;
+        json_t *containers = NULL, *images = NULL;
         int optind_ret, r = o ? cli_simple_options(cli, argc, argv, help, &optind_ret) : -ENOMEM, rc = 0;
 
         if (r == 0 && optind_ret >= argc) {
@@ -432,16 +438,20 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
         }
         containers = agent_containers(cli);
         keep = live_rootfs(containers);
+        if (serves_mounts(containers)) {
+                _cleanup_free_ char *text = NULL;
+                if (km_image_list(cli->host, o, &text, NULL) >= 0)
+                        images = json_loads(text, 0, NULL);
+        }
         for (int i = optind_ret; i < argc; i++) {
                 struct km_error err = {};
-                json_t *serving = containers ? serving_container(cli, o, containers, argv[i]) : NULL;
+                json_t *serving = serving_container(images, containers, argv[i]);
 
                 if (serving) {
                         json_t *m = json_object_get(serving, "mount");
                         cli_error("rmi %s: the image serves the mount %s (container %s): unmount it first", argv[i],
                                   json_string_value(json_object_get(m, "target")) ?: "?",
                                   json_string_value(json_object_get(serving, "name")) ?: "?");
-                        json_decref(serving);
                         rc = EXIT_NO;
                         continue;
                 }
@@ -454,6 +464,7 @@ int cmd_rmi(struct cli *cli, int argc, char **argv) {
                 }
         }
         km_strv_free(keep);
+        json_decref(images);
         json_decref(containers);
         km_image_options_free(o);
         return rc;

@@ -28,33 +28,6 @@ static json_t *entry_json(const struct vcs_entry *e) {
                          vcs_policy_to_string(e->policy), "daemon", e->daemon, "options", options, "source", e->source);
 }
 
-/* Each image of the table once, in the table's order; only those of types (NULL: all). */
-static char **table_images(const struct vcs_map *m, char *const *types) {
-        char **refs = calloc(m->n + 1, sizeof(char *));
-        size_t n = 0;
-
-        for (char *const *t = types; t && *t; t++)
-                if (!vcs_map_find(m, *t)) {
-                        cli_error("vcs pull: no mapping for type '%s' (see kubemount vcs list)", *t);
-                        km_strv_free(refs);
-                        return NULL;
-                }
-        for (size_t i = 0; refs && i < m->n; i++) {
-                bool seen = !m->entries[i].image, wanted = !types || !*types;
-
-                for (char *const *t = types; t && *t && !wanted; t++)
-                        wanted = streq(*t, m->entries[i].type);
-                seen |= !wanted;
-                for (size_t k = 0; !seen && k < n; k++)
-                        seen = streq(refs[k], m->entries[i].image);
-                if (!seen && !(refs[n++] = strdup(m->entries[i].image))) {
-                        km_strv_free(refs);
-                        return NULL;
-                }
-        }
-        return refs;
-}
-
 static int print_table(struct cli *cli, const struct vcs_map *m) {
         if (cli->json) {
                 json_t *a = json_array();
@@ -118,7 +91,7 @@ int cmd_vcs(struct cli *cli, int argc, char **argv) {
         for (size_t i = 0; i < m->n_warnings; i++)
                 cli_error("warning: %s", m->warnings[i]);
         if (pull)
-                return cli_pull_all(cli, argc - 1, argv + 1, m, table_images);
+                return cli_pull_all(cli, argc - 1, argv + 1, m);
         r = print_table(cli, m);
         return r != EXIT_OK ? r : m->n_warnings ? EXIT_USAGE : EXIT_OK;
 }

@@ -409,6 +409,38 @@ static void test_add_json(void **state) {
         vcs_map_free(m);
 }
 
+static void test_images(void **state) {
+        struct vcs_map *m = vcs_map_new();
+        struct km_error err = {};
+        char **refs = NULL;
+        char *const some[] = { (char *)"c", (char *)"a", NULL }, *const bad[] = { (char *)"nope", NULL };
+        json_t *doc = json_loads(
+                "{\"mappings\": [{\"types\": [\"a\", \"b\"], \"image\": \"x:1\"},"
+                "{\"types\": [\"c\"], \"image\": \"y:1\"},"
+                "{\"types\": [\"d\"], \"policy\": \"host\"}]}",
+                0, NULL);
+
+        (void)state;
+        assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), 0);
+        /* All: each image once, in the table's order; a host-only entry has none. */
+        assert_int_equal(vcs_map_images(m, NULL, &refs, &err), 0);
+        assert_string_equal(refs[0], "x:1");
+        assert_string_equal(refs[1], "y:1");
+        assert_null(refs[2]);
+        km_strv_free(refs);
+        assert_int_equal(vcs_map_images(m, some, &refs, &err), 0);
+        assert_string_equal(refs[0], "x:1");
+        assert_string_equal(refs[1], "y:1");
+        assert_null(refs[2]);
+        km_strv_free(refs);
+        refs = NULL;
+        assert_int_equal(vcs_map_images(m, bad, &refs, &err), -EINVAL);
+        assert_string_equal(err.message, "no mapping for type 'nope' (see kubemount vcs list)");
+        assert_null(refs);
+        json_decref(doc);
+        vcs_map_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
@@ -420,6 +452,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_hostile_command_line, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_lower_and_higher, setup, teardown),
                 cmocka_unit_test(test_add_json),
+                cmocka_unit_test(test_images),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

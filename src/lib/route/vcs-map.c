@@ -238,6 +238,30 @@ const struct vcs_entry *vcs_map_find(const struct vcs_map *m, const char *type) 
         return m && m->n ? bsearch(&key, m->entries, m->n, sizeof(key), entry_compare) : NULL;
 }
 
+int vcs_map_images(const struct vcs_map *m, char *const *types, char ***ret, struct km_error *err) {
+        _cleanup_(km_strv_freep) char **refs = NULL;
+        size_t n = 0;
+
+        for (char *const *t = types; t && *t; t++)
+                if (!vcs_map_find(m, *t))
+                        return error_set_plain(err, -EINVAL, "no mapping for type '%s' (see kubemount vcs list)", *t);
+        if (!(refs = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n; i++) {
+                const char *image = m->entries[i].image;
+                bool wanted = !types || !*types;
+
+                for (char *const *t = types; t && *t && !wanted; t++)
+                        wanted = streq(*t, m->entries[i].type);
+                for (size_t k = 0; wanted && image && k < n; k++)
+                        wanted = !streq(refs[k], image);
+                if (wanted && image && strv_append(&refs, &n, image) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(refs);
+        return 0;
+}
+
 /* The entries of one vcs.d document into b. */
 static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, struct km_error *err) {
         const struct json_at *list_at = JSON_AT(&d->at, "mappings");

@@ -92,6 +92,12 @@ struct vcs_map *vcs_map_new(void);
 int vcs_map_add_json(struct vcs_map *m, json_t *doc, const char *source, struct km_error *err);
 
 const struct vcs_entry *vcs_map_find(const struct vcs_map *m, const char *type);
+/*
+ * The images of the table (of types, if any are named), each once, in the
+ * table's order: a NULL-terminated list (km_strv_free() it).  -EINVAL with
+ * err for a type the table has no entry for, -ENOMEM.
+ */
+int vcs_map_images(const struct vcs_map *m, char *const *types, char ***ret, struct km_error *err);
 const char *vcs_policy_to_string(enum vcs_policy p);
 
 /* Whether arg is spelled "--TYPE_mount_container=..." (the CLI passes those on whole). */
