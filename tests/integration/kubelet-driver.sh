@@ -9,12 +9,12 @@
 #     failure the kubelet reports is kubemount's;
 #   - every other mount and every umount run `mount`/`umount` from PATH: with
 #     kubemount's multi-call symlinks first in PATH they reach the host
-#     namespace (skipped while the multi-call form is not there);
+#     namespace;
 #   - MountSensitive: the secret reaches kubemount, not the kubelet's error or log;
 #   - IsLikelyNotMountPoint, IsNotMountPoint, GetMountRefs against mounts kubemount made;
 #   - SafeFormatAndMount (blkid, mkfs.TYPE, fsck, mount) and mount-utils'
-#     resize argv on loop devices, with the blkid/mkfs/fsck found in PATH
-#     (MULTICALL_TOOLS names the symlinks laid before it).
+#     resize argv on loop devices, with the blkid/mkfs/fsck found in PATH:
+#     the multi-call tools (MULTICALL_TOOLS), from the fuse-tools image.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 need_images nfs fuse-tools
@@ -219,54 +219,40 @@ H=$NODE/host-only
 mkdir -p "$H"
 mkdir -p "$V"
 drive --path "$KM_PATH" mount tmpfs kd-multicall "$V" size=1m
-multicall=1
-if ((RC != 0)) && [[ $(jget error) == *"unrecognized option '-t'"* ]]; then
-        multicall=0
-        diag "kubemount does not answer to the name mount yet:" "$(jget error)"
-fi
-if ((multicall)); then
-        is "$RC:$(jget ok)" "0:true" "PATH mount (multi-call): Mount of a tmpfs"
-        check "... in the host namespace" is_mounted host "$V"
-        check "... propagated to the pod" is_mounted pod:a "$V"
-        drive --path "$KM_PATH" unmount "$V"
-        is "$RC" 0 "PATH umount (multi-call): Unmount"
-        check_fails "... gone from the host" is_mounted host "$V"
-        check_fails "... and the pod" is_mounted pod:a "$V"
-        check_fails "sanity: $H is not in the kubelet container" in_kubelet test -e "$H"
-        drive --path "$KM_PATH" mount tmpfs kd-host-only "$H" size=1m
-        is "$RC" 0 "PATH mount on a path only the host has: kubemount mounted it there"
-        check "... in the host" is_mounted host "$H"
-        drive --path "$KM_PATH" unmount "$H"
-        check_fails "... PATH umount of it" is_mounted host "$H"
-        # Bind with ro: the library's two calls, bind then bind,remount,ro.
-        mkdir -p "$W" "$P/src"
-        drive --path "$KM_PATH" mount "" "$P/src" "$W" bind ro
-        is "$RC" 0 "PATH mount: a bind with ro (the library's bind + bind,remount,ro)"
-        like "$(findmnt -no OPTIONS --mountpoint "$W")" "^ro," "... read-only in the host"
-        unlike "$(findmnt -no OPTIONS --mountpoint "$KUBELET_DIR")" "^ro," "... the kubelet dir stays rw"
-        # A bind within one filesystem: only the extensive check (/proc/mounts) sees it.
-        drive --path "$KM_PATH" cleanup --extensive "$W"
-        is "$RC" 0 "CleanupMountPoint, extensive (Unmount + remove the directory)"
-        ((RC == 0)) || diag "$ERR"
-        check_fails "... unmounted" is_mounted host "$W"
-        check_fails "... directory removed" test -e "$W"
-        # MountSensitive through PATH: tmpfs refuses password=, kubemount's error must not echo it.
-        drive --path "$KM_PATH" -v 4 mount-sensitive tmpfs kd-secret "$V" size=1m -- "password=$SECRET"
-        is "$RC" 1 "PATH MountSensitive: tmpfs refuses password= (the library reports it)"
-        unlike "$OUT$ERR" "$SECRET" "... no secret in the kubelet's error or log (kubemount's output is part of it)"
-        check_fails "... nothing mounted" is_mounted host "$V"
-else
-        for d in "Mount of a tmpfs in the host namespace" "Unmount" "mount on a path only the host has" \
-                "bind with ro (bind + bind,remount,ro)" "CleanupMountPoint" "MountSensitive: no secret in the error"; do
-                skip "PATH mount/umount (multi-call): $d" "multi-call form not merged yet"
-        done
-fi
+is "$RC:$(jget ok)" "0:true" "PATH mount (multi-call): Mount of a tmpfs"
+check "... in the host namespace" is_mounted host "$V"
+check "... propagated to the pod" is_mounted pod:a "$V"
+drive --path "$KM_PATH" unmount "$V"
+is "$RC" 0 "PATH umount (multi-call): Unmount"
+check_fails "... gone from the host" is_mounted host "$V"
+check_fails "... and the pod" is_mounted pod:a "$V"
+check_fails "sanity: $H is not in the kubelet container" in_kubelet test -e "$H"
+drive --path "$KM_PATH" mount tmpfs kd-host-only "$H" size=1m
+is "$RC" 0 "PATH mount on a path only the host has: kubemount mounted it there"
+check "... in the host" is_mounted host "$H"
+drive --path "$KM_PATH" unmount "$H"
+check_fails "... PATH umount of it" is_mounted host "$H"
+# Bind with ro: the library's two calls, bind then bind,remount,ro.
+mkdir -p "$W" "$P/src"
+drive --path "$KM_PATH" mount "" "$P/src" "$W" bind ro
+is "$RC" 0 "PATH mount: a bind with ro (the library's bind + bind,remount,ro)"
+like "$(findmnt -no OPTIONS --mountpoint "$W")" "^ro," "... read-only in the host"
+unlike "$(findmnt -no OPTIONS --mountpoint "$KUBELET_DIR")" "^ro," "... the kubelet dir stays rw"
+# A bind within one filesystem: only the extensive check (/proc/mounts) sees it.
+drive --path "$KM_PATH" cleanup --extensive "$W"
+is "$RC" 0 "CleanupMountPoint, extensive (Unmount + remove the directory)"
+((RC == 0)) || diag "$ERR"
+check_fails "... unmounted" is_mounted host "$W"
+check_fails "... directory removed" test -e "$W"
+# MountSensitive through PATH: tmpfs refuses password=, kubemount's error must not echo it.
+drive --path "$KM_PATH" -v 4 mount-sensitive tmpfs kd-secret "$V" size=1m -- "password=$SECRET"
+is "$RC" 1 "PATH MountSensitive: tmpfs refuses password= (the library reports it)"
+unlike "$OUT$ERR" "$SECRET" "... no secret in the kubelet's error or log (kubemount's output is part of it)"
+check_fails "... nothing mounted" is_mounted host "$V"
 
 # ---- SafeFormatAndMount and resize on loop devices -------------------------
-# mount/umount from PATH: kubemount's multi-call form when there, else util-linux's
-# in the kubelet's namespace (the mount reaches the host through the rshared kubelet dir).
-TOOLS_PATH=$SYS_PATH
-((multicall)) && TOOLS_PATH=$KM_PATH
+# mount, umount, blkid, mkfs.*, fsck and the resizers from PATH: kubemount's multi-call form.
+TOOLS_PATH=$KM_PATH
 diag "format and resize: PATH=$TOOLS_PATH"
 LOOPS=()
 # loop SIZE NAME [-r]: a loop device over a sparse file in $NODE.

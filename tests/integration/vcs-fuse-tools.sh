@@ -4,7 +4,7 @@
 # Debian root filesystem as an OCI layout in $KM_BUILD_DIR/images): imported
 # into the store, its tools run from it, and a bindfs FUSE volume made by a
 # detached container from it reaches the host and a pod.  scripts/test builds
-# the image first; run alone, the test skips when it is not there.
+# the image first; run alone without it, the test bails out saying so.
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
