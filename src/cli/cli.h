@@ -66,8 +66,8 @@ struct vcs_map;
 int cli_pull_all(struct cli *cli, int argc, char **argv, const struct vcs_map *m);
 /* PATH's propagation as check reports it ({"path","healthy","mount","propagation","message"}). */
 json_t *cli_propagation_of(struct cli *cli, const char *path, bool *ret_ok);
-/* A router with the command line's kubelet dir, --vcs-image options and image options (freed by the caller). */
-int cli_router_new(struct cli *cli, struct km_router **ret, struct km_image_options **ret_o);
+/* A router with the command line's kubelet dir and --vcs-image options. */
+int cli_router_new(struct cli *cli, struct km_router **ret);
 
 /* Prints "kubemount: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);

@@ -115,29 +115,22 @@ static int read_sensitive(const struct mount_args *a, char **ret) {
         return 0;
 }
 
-int cli_router_new(struct cli *cli, struct km_router **ret, struct km_image_options **ret_o) {
+int cli_router_new(struct cli *cli, struct km_router **ret) {
         _cleanup_(km_router_freep) struct km_router *r = NULL;
-        struct km_image_options *o = cli_image_options_new();
 
-        if (!o || km_router_new(cli->host, &r) < 0 ||
-            km_router_set_kubelet_dir(r, cli->kubelet_dir, cli->kubelet_dir_named) < 0) {
-                km_image_options_free(o);
+        /* No image options: a routed mount never pulls, and the store is $KUBEMOUNT_STORE_DIR's (--store-dir). */
+        if (km_router_new(cli->host, &r) < 0 ||
+            km_router_set_kubelet_dir(r, cli->kubelet_dir, cli->kubelet_dir_named) < 0)
                 return -ENOMEM;
-        }
         for (size_t i = 0; i < cli->n_vcs_options; i++)
-                if (km_router_add_vcs_image(r, cli->vcs_options[i]) < 0) {
-                        km_image_options_free(o);
+                if (km_router_add_vcs_image(r, cli->vcs_options[i]) < 0)
                         return -ENOMEM;
-                }
-        km_router_set_image_options(r, o);
         *ret = TAKE_PTR(r);
-        *ret_o = o;
         return 0;
 }
 
 int cmd_mount(struct cli *cli, int argc, char **argv) {
         _cleanup_(km_router_freep) struct km_router *router = NULL;
-        _cleanup_(km_image_options_freep) struct km_image_options *o = NULL;
         struct mount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
@@ -184,7 +177,7 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
-        if (cli_router_new(cli, &router, &o) < 0) {
+        if (cli_router_new(cli, &router) < 0) {
                 mount_args_done(&a);
                 return MNT_EX_SYSERR;
         }
@@ -197,7 +190,6 @@ int cmd_mount(struct cli *cli, int argc, char **argv) {
 
 int cmd_umount(struct cli *cli, int argc, char **argv) {
         _cleanup_(km_router_freep) struct km_router *router = NULL;
-        _cleanup_(km_image_options_freep) struct km_image_options *o = NULL;
         struct umount_args a;
         struct km_error err = { 0 };
         int r, excode = MNT_EX_SUCCESS;
@@ -217,7 +209,7 @@ int cmd_umount(struct cli *cli, int argc, char **argv) {
         }
         if (a.verbose && !cli->verbose)
                 cli_log_setup(cli->verbose = 1);
-        if (cli_router_new(cli, &router, &o) < 0)
+        if (cli_router_new(cli, &router) < 0)
                 return MNT_EX_SYSERR;
         r = km_route_umount(router, a.target, a.flags, a.timeout_ms, &excode, &err);
         if (r < 0)

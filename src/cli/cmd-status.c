@@ -69,12 +69,11 @@ static const char *mount_health(struct cli *cli, const char *target, bool runnin
 
 static json_t *mapping_json(struct cli *cli, bool *healthy) {
         _cleanup_(km_router_freep) struct km_router *r = NULL;
-        _cleanup_(km_image_options_freep) struct km_image_options *o = NULL;
         const struct vcs_map *m;
         json_t *a = json_array();
         struct km_error err = {};
 
-        if (!a || cli_router_new(cli, &r, &o) < 0 || router_map(r, &m, &err) < 0) {
+        if (!a || cli_router_new(cli, &r) < 0 || router_map(r, &m, &err) < 0) {
                 cli_error("status: the type table: %s", err.message[0] ? err.message : "out of memory");
                 *healthy = false;
                 return a;

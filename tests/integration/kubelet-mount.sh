@@ -90,6 +90,12 @@ check "... it mounted" is_mounted host "$V"
 is "$(libs_loaded umount "$V")" "" \
         "umount from the kubelet loads no library but libc"
 check_fails "... it unmounted" is_mounted host "$V"
+# The registry settings file is pull's: a broken one neither stops a mount nor costs it JSON.
+echo '{"insecureRegistries": [' >"$KUBELET_DIR/bad-config.json"
+is "$(export KUBEMOUNT_CONFIG=$KUBELET_DIR/bad-config.json && libs_loaded mount -t tmpfs -o size=1m lz "$V")" "" \
+        "with a broken config.json, mount -t tmpfs still loads no library but libc"
+check "... and mounts" is_mounted host "$V"
+check "umount" in_kubelet "$KUBEMOUNT" --host-mount-ns=/rootfs/proc/1/ns/mnt umount "$V"
 
 node_down "kubelet mounts"
 done_testing
