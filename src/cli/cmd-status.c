@@ -123,12 +123,12 @@ static json_t *mounts_json(struct cli *cli, bool *alive, bool *healthy) {
         return out;
 }
 
+/* The store's images (the store is $KUBEMOUNT_STORE_DIR's: the registry settings play no part). */
 static json_t *images_json(struct cli *cli) {
-        _cleanup_(km_image_options_freep) struct km_image_options *o = cli_image_options_new();
         _cleanup_free_ char *text = NULL;
         json_t *doc = NULL, *list;
 
-        if (o && km_image_list(cli->host, o, &text, NULL) >= 0)
+        if (km_image_list(cli->host, NULL, &text, NULL) >= 0)
                 doc = json_loads(text, 0, NULL);
         list = json_incref(json_object_get(doc, "images")) ?: json_array();
         json_decref(doc);

@@ -60,6 +60,7 @@ like "$OUT" "mount fuse.sshfs on $S" "ps: the sshfs container and its target"
 run km status --json
 like "$OUT" "\"health\": \"ok\",[^}]*\"target\": \"$G\"|\"target\": \"$G\"[^}]*\"health\": \"ok\"" "status: the glusterfs mount is healthy"
 is "$RC" 0 "status: exit 0"
+like "$OUT" '"ref": "docker.io/library/glusterfs:latest"' "status: the store's images"
 
 # The kubelet's container dies: the volumes keep serving.
 kill -KILL "${KM_CTR_PID[kubelet]}"
