@@ -103,16 +103,23 @@ static bool program_in_path(const char *name) {
         return false;
 }
 
-static bool kernel_knows(const char *type) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/filesystems", "re");
+/* Whether the kernel mounts type with no helper: it lists it in /proc/filesystems, and mount(8) needs none. */
+static bool kernel_mounts_alone(const char *type) {
+        _cleanup_fclose_ FILE *f = NULL;
         char line[256];
 
         for (size_t i = 0; i < ELEMENTSOF(needs_helper); i++)
                 if (streq(type, needs_helper[i]))
                         return false;
+        f = fopen("/proc/filesystems", "re");
         while (f && fgets(line, sizeof(line), f)) {
+                /* "nodev\ttmpfs\n" or "\text4\n" */
                 char *name = strchr(line, '\t');
-                if (name && (name++, name[strcspn(name, "\n")] = '\0', streq(name, type)))
+
+                if (!name)
+                        continue;
+                name[1 + strcspn(name + 1, "\n")] = '\0';
+                if (streq(name + 1, type))
                         return true;
         }
         return false;
@@ -139,7 +146,7 @@ static int host_client_in_ns(void *userdata, struct km_error *err) {
                 snprintf(c->why, sizeof(c->why), "the host has mount.fuse and %s", sub);
                 return 1;
         }
-        if (!sub && kernel_knows(c->type)) {
+        if (!sub && kernel_mounts_alone(c->type)) {
                 snprintf(c->why, sizeof(c->why), "the host's kernel mounts %s without a helper", c->type);
                 return 1;
         }
