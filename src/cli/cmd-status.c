@@ -27,8 +27,8 @@ static const char status_help[] =
 
 struct probe {
         const struct km_host *host;
-        const char *target;
         int result;
+        char target[]; /* its own copy: a hung probe outlives the list it came from */
 };
 
 static void *probe_main(void *arg) {
@@ -39,13 +39,15 @@ static void *probe_main(void *arg) {
 
 /* A routed mount's health; a stopped daemon would block a look forever, so a thread looks, for so long. */
 static const char *mount_health(struct cli *cli, const char *target, bool running) {
-        struct probe *p = calloc(1, sizeof(*p));
+        struct probe *p = calloc(1, sizeof(*p) + strlen(target) + 1);
         struct timespec until;
         pthread_t th;
 
         if (!p)
                 return "unknown";
-        *p = (struct probe){ cli->host, target, -ETIMEDOUT };
+        p->host = cli->host;
+        p->result = -ETIMEDOUT;
+        strcpy(p->target, target);
         if (pthread_create(&th, NULL, probe_main, p) != 0) {
                 free(p);
                 return "unknown";
