@@ -3,7 +3,7 @@
 # No circles, no arrows up (TAP).  From the object files of the build, an
 # undefined symbol in file A that file B defines is an edge A -> B.  Fails on
 #   1. an edge from a lower folder to a higher one, or between container and
-#      image (basic < mount < container, image < vcs < route; nsenter-compat sees
+#      image (basic < mount < container < broker, image < vcs < route; nsenter-compat sees
 #      only mount and basic);
 #   2. a cycle between files (each strongly connected set is reported with
 #      one shortest cycle through it and a symbol per hop).
@@ -22,8 +22,9 @@ declare -A below=(
         [mount]="basic"
         [container]="mount basic"
         [image]="mount basic"
-        [vcs]="container image mount basic"
-        [route]="vcs container image mount basic"
+        [broker]="container mount basic"
+        [vcs]="broker container image mount basic"
+        [route]="vcs broker container image mount basic"
         [nsenter-compat]="mount basic"
 )
 

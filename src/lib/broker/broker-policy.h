@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the mount broker lets an unprivileged VCS container mount: pure
+ * decisions on one trapped mount(2) or umount2(2), its strings already
+ * copied out of the caller.  The broker (broker.h) then resolves the paths
+ * without symlinks below the kubelet dir and performs the verdict in the
+ * host's mount namespace; nothing here touches the kernel.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define BROKER_MAX_MOUNTS_DEFAULT 16
+
+/* A container's policy, from its spec's annotations (broker_policy_from_*). */
+struct broker_policy {
+        const char *kubelet_dir; /* absolute, simplified: targets and bind sources below it */
+        const char *serves;      /* the routed mount's target (below kubelet_dir), or NULL */
+        char *const *types;      /* NULL-terminated: the fstypes it may mount ("fuse.sshfs", "tmpfs", ...) */
+        uid_t host_uid;          /* the container's id map: its 0 is host_uid, count ids */
+        gid_t host_gid;
+        uint32_t id_count;
+        bool keep_suid_dev;    /* false: MS_NOSUID|MS_NODEV forced on every mount */
+        unsigned max_mounts;   /* its brokered mounts alive at once */
+        char *const *mounted;  /* NULL-terminated: the targets it mounted and has not unmounted */
+};
+
+enum broker_op { BROKER_OP_MOUNT, BROKER_OP_UMOUNT };
+
+/* One trapped call; any string may be NULL (a NULL pointer in the call). */
+struct broker_call {
+        enum broker_op op;
+        const char *source, *target, *fstype, *data;
+        unsigned long flags; /* mount: MS_*; umount2: MNT_FORCE, MNT_DETACH, UMOUNT_NOFOLLOW */
+};
+
+enum broker_action {
+        BROKER_DENY,
+        BROKER_DO_MOUNT,  /* mount(source, target, fstype, flags, data) */
+        BROKER_DO_BIND,   /* a bind (MS_BIND, maybe MS_REC) of source, below the kubelet dir */
+        BROKER_DO_FUSE,   /* a FUSE mount: the broker opens /dev/fuse, data gets "fd=ITS_FD," in front */
+        BROKER_DO_UMOUNT, /* umount2(target, flags) */
+};
+
+struct broker_verdict {
+        enum broker_action action;
+        int error;           /* DENY: the errno the caller gets (EPERM; EINVAL for a malformed call) */
+        char why[256];       /* DENY: one line for the log, with no option value in it */
+        unsigned long flags; /* to pass on: MS_NOSUID|MS_NODEV added unless keep_suid_dev; umount: UMOUNT_NOFOLLOW added */
+        char *data;          /* to pass on (malloc'ed, may be NULL); FUSE: without fd=, ids mapped, allow_other */
+        int fuse_fd;         /* FUSE: the caller's fd=N, where the broker installs its /dev/fuse fd */
+};
+
+/*
+ * Decides one call.  Refuses (DENY, EPERM, a reason) unless:
+ *  - target is absolute, has no "." or ".." component and no "//", and is
+ *    below p->kubelet_dir (not the dir itself) or is p->serves;
+ *  - mount: fstype is in p->types, or is "fuse" with a "subtype=X" option
+ *    and "fuse.X" in p->types; MS_REMOUNT, MS_MOVE and propagation
+ *    changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE) are refused;
+ *    MS_BIND (with MS_REC or not) needs a source below the kubelet dir,
+ *    under the same rules as target, and fstype is ignored; fewer than
+ *    p->max_mounts are in p->mounted;
+ *  - FUSE (fstype "fuse", "fuse.*", "fuseblk"): data has exactly one fd=N
+ *    (N >= 0); user_id=U and group_id=G are below p->id_count and become
+ *    host_uid + U, host_gid + G; allow_other is added; fd= is removed;
+ *  - umount: target is in p->mounted; flags only MNT_FORCE, MNT_DETACH,
+ *    UMOUNT_NOFOLLOW.
+ * Returns 0 (v filled, the DENY case included) or -ENOMEM.
+ */
+int broker_decide(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v);
+void broker_verdict_done(struct broker_verdict *v);
+
+/*
+ * One line for the log about the call and its verdict, option values that
+ * may be secrets masked (options_mask()): "mount fuse.sshfs on /var/lib/...
+ * (allow_other,user_id=1879048192,...): allowed" or "...: refused: WHY".
+ * malloc'ed, or NULL.
+ */
+char *broker_describe(const struct broker_call *c, const struct broker_verdict *v);
