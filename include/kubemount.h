@@ -271,6 +271,17 @@ void km_vcs_set_host_network(struct km_vcs *v, bool host);
 void km_vcs_set_host_dev(struct km_vcs *v, bool host);
 void km_vcs_set_readonly(struct km_vcs *v, bool readonly);
 void km_vcs_set_timeout_ms(struct km_vcs *v, int timeout_ms);
+/*
+ * Unprivileged (the default): the container runs in a user namespace of its
+ * own (its root is an unprivileged host id), holds no capability in the
+ * host's, and every mount(2) or umount2(2) it makes is trapped and made by
+ * the agent's mount broker after a policy check (docs/SECURITY.md).
+ * Privileged: the VCS capabilities in the host's user namespace, its own
+ * mounts, as before; for clients that cannot work otherwise.
+ */
+void km_vcs_set_privileged(struct km_vcs *v, bool privileged);
+/* An fstype the broker mounts for it (none by default; "fuse.sshfs", "tmpfs", ...). */
+int km_vcs_allow_mount(struct km_vcs *v, const char *fstype);
 /* The OCI runtime-spec config.json the container is made from (free()). */
 char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err);
 

@@ -18,6 +18,7 @@
 #include "hostns.h"
 #include "image-resolve.h"
 #include "mount-flags.h"
+#include "options.h"
 #include "vcs-route.h"
 
 struct km_vcs {
@@ -25,12 +26,14 @@ struct km_vcs {
         char **args, **env;
         size_t n_env;
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
+        char **allow_mounts;            /* the fstypes the broker mounts for it */
+        size_t n_allow_mounts;
         char *image_cwd;
         char *image_ref, *image_digest;    /* of the image set, for the mount it serves */
         char *serves_target, *serves_type; /* the mount it serves (routing), or NULL */
         struct vcs_bind *binds;
         size_t n_binds;
-        bool host_network, host_dev, readonly;
+        bool host_network, host_dev, readonly, privileged;
         bool image; /* rootfs is an image's tree in the store: the container writes to a layer of its own */
         int timeout_ms;
 };
@@ -55,6 +58,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         km_strv_free(v->env);
         km_strv_free(v->image_args);
         km_strv_free(v->image_env);
+        km_strv_free(v->allow_mounts);
         free(v->image_cwd);
         free(v->image_ref);
         free(v->image_digest);
@@ -215,6 +219,19 @@ KM_EXPORT void km_vcs_set_readonly(struct km_vcs *v, bool readonly) {
 }
 KM_EXPORT void km_vcs_set_timeout_ms(struct km_vcs *v, int timeout_ms) {
         v->timeout_ms = timeout_ms;
+}
+KM_EXPORT void km_vcs_set_privileged(struct km_vcs *v, bool privileged) {
+        v->privileged = privileged;
+}
+KM_EXPORT int km_vcs_allow_mount(struct km_vcs *v, const char *fstype) {
+        const char *why;
+
+        if (!fstype || fstype_validate(fstype, &why) < 0)
+                return -EINVAL;
+        for (char **t = v->allow_mounts; t && *t; t++)
+                if (streq(*t, fstype))
+                        return 0;
+        return strv_append(&v->allow_mounts, &v->n_allow_mounts, fstype);
 }
 
 /* The image's environment, then ours (later entries win). */
