@@ -276,8 +276,10 @@ int sys_pivot_root(const char *new_root, const char *put_old) {
 }
 
 int sys_seccomp(unsigned op, unsigned flags, void *args) {
-        if (syscall(__NR_seccomp, op, flags, args) == 0)
-                return 0;
+        long r = syscall(__NR_seccomp, op, flags, args);
+
+        if (r >= 0) /* 0, or a listener fd (SECCOMP_FILTER_FLAG_NEW_LISTENER) */
+                return (int)r;
         if (errno != ENOSYS || op != SECCOMP_SET_MODE_FILTER || flags)
                 return -errno;
         /* Kernels before 3.17 have no seccomp(2). */

@@ -24,9 +24,9 @@ struct broker_policy {
         uid_t host_uid;          /* the container's id map: its 0 is host_uid, count ids */
         gid_t host_gid;
         uint32_t id_count;
-        bool keep_suid_dev;    /* false: MS_NOSUID|MS_NODEV forced on every mount */
-        unsigned max_mounts;   /* its brokered mounts alive at once */
-        char *const *mounted;  /* NULL-terminated: the targets it mounted and has not unmounted */
+        bool keep_suid_dev;   /* false: MS_NOSUID|MS_NODEV forced on every mount */
+        unsigned max_mounts;  /* its brokered mounts alive at once */
+        char *const *mounted; /* NULL-terminated: the targets it mounted and has not unmounted */
 };
 
 enum broker_op { BROKER_OP_MOUNT, BROKER_OP_UMOUNT };
@@ -48,11 +48,12 @@ enum broker_action {
 
 struct broker_verdict {
         enum broker_action action;
-        int error;           /* DENY: the errno the caller gets (EPERM; EINVAL for a malformed call) */
-        char why[256];       /* DENY: one line for the log, with no option value in it */
-        unsigned long flags; /* to pass on: MS_NOSUID|MS_NODEV added unless keep_suid_dev; umount: UMOUNT_NOFOLLOW added */
-        char *data;          /* to pass on (malloc'ed, may be NULL); FUSE: without fd=, ids mapped, allow_other */
-        int fuse_fd;         /* FUSE: the caller's fd=N, where the broker installs its /dev/fuse fd */
+        int error;     /* DENY: the errno the caller gets (EPERM; EINVAL for a malformed call) */
+        char why[256]; /* DENY: one line for the log, with no option value in it */
+        unsigned long
+                flags; /* to pass on: MS_NOSUID|MS_NODEV added unless keep_suid_dev; umount: UMOUNT_NOFOLLOW added */
+        char *data;    /* to pass on (malloc'ed, may be NULL); FUSE: without fd=, ids mapped, allow_other */
+        int fuse_fd;   /* FUSE: the caller's fd=N, where the broker installs its /dev/fuse fd */
 };
 
 /*

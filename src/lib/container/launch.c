@@ -9,12 +9,15 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "caps.h"
 #include "cgroup.h"
+#include "fdpass.h"
+#include "seccomp-notify.h"
 #include "pid1.h"
 #include "launch.h"
 #include "mount-flags.h"
@@ -335,6 +338,7 @@ struct command {
         const char *cwd;
         bool terminal;
         const int *stdio;
+        int userns_fd;
 };
 
 static _Noreturn void exec_command(const struct command *c) {
@@ -348,6 +352,15 @@ static _Noreturn void exec_command(const struct command *c) {
 
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Raising a hard limit needs CAP_SYS_RESOURCE in the host's user namespace: before we leave it. */
+        for (size_t i = 0; i < s->n_rlimits; i++) {
+                struct rlimit rl = { s->rlimits[i].soft, s->rlimits[i].hard };
+                if (setrlimit(s->rlimits[i].resource, &rl) < 0)
+                        print_error_and_exit(125, "rlimit", strerror(errno));
+        }
+        /* Last, after every mount: the namespaces made so far stay the host root's (userns.h). */
+        if (s->id_count && (c->userns_fd < 0 || setns(c->userns_fd, CLONE_NEWUSER) < 0))
+                print_error_and_exit(125, "user namespace", c->userns_fd < 0 ? "none given" : strerror(errno));
         if (stdio_install(c->stdio) < 0)
                 _exit(125);
         if (setsid() < 0 || (c->terminal && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
@@ -359,11 +372,6 @@ static _Noreturn void exec_command(const struct command *c) {
                 print_error_and_exit(125, c->cwd,
                                      cwd == -ELOOP || cwd == -EXDEV ? "refusing a link out of the container"
                                                                     : strerror(cwd < 0 ? -cwd : errno));
-        for (size_t i = 0; i < s->n_rlimits; i++) {
-                struct rlimit rl = { s->rlimits[i].soft, s->rlimits[i].hard };
-                if (setrlimit(s->rlimits[i].resource, &rl) < 0)
-                        print_error_and_exit(125, "rlimit", strerror(errno));
-        }
         if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(s->n_additional_gids, s->additional_gids) < 0 ||
             setresgid(s->gid, s->gid, s->gid) < 0 || setresuid(s->uid, s->uid, s->uid) < 0)
                 print_error_and_exit(125, "user", strerror(errno));
@@ -392,6 +400,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         struct km_error err = {};
         _cleanup_close_ int log_rd = -EBADF, log_wr = -EBADF;
         int stdio[3] = { p->rq->stdio[0], p->rq->stdio[1], p->rq->stdio[2] };
+        _cleanup_close_ int listener = -EBADF;
         char c;
         pid_t child;
         int r;
@@ -404,7 +413,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         /* Only what we need: the agent's socket, lock and directories must not live on in us. */
         {
                 size_t n = 0;
-                int *keep = malloc(sizeof(int) * (p->trees->n + 8));
+                int *keep = malloc(sizeof(int) * (p->trees->n + 9));
 
                 if (!keep)
                         _exit(125);
@@ -412,6 +421,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 keep[n++] = p->go;
                 keep[n++] = p->trees->root;
                 keep[n++] = p->rq->log_dir_fd;
+                keep[n++] = p->rq->userns_fd;
                 for (int i = 0; i < 3; i++)
                         keep[n++] = p->rq->stdio[i];
                 for (size_t i = 0; i < p->trees->n; i++)
@@ -422,7 +432,10 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         init_title("kubemount-init");
         if (read(p->go, &c, 1) != 1)
                 _exit(125);
-        r = setup_mounts(s, p->trees, &err);
+        /* Now that the parent has placed us: our cgroup is the namespace's root. */
+        r = s->namespaces & CLONE_NEWCGROUP && unshare(CLONE_NEWCGROUP) < 0
+                    ? error_set(&err, -errno, "cgroup namespace")
+                    : setup_mounts(s, p->trees, &err);
         if (r >= 0 && s->hostname && sethostname(s->hostname, strlen(s->hostname)) < 0)
                 r = error_set(&err, -errno, "hostname %s", s->hostname);
         if (r >= 0 && p->rq->log_dir_fd >= 0) {
@@ -435,8 +448,13 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                         stdio[1] = stdio[2] = log_wr;
                 }
         }
+        /* After our own mounts: the command and whatever it forks inherit the broker's filter. */
+        if (r >= 0 && p->rq->broker && (listener = seccomp_filter_load_listener(p->rq->broker)) < 0)
+                r = error_set(&err, listener, "seccomp: the mount broker's filter");
         if (r >= 0) {
-                struct command cmd = { s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio };
+                struct command cmd = {
+                        s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio, p->rq->userns_fd
+                };
                 child = fork();
                 if (child == 0)
                         exec_command(&cmd);
@@ -444,10 +462,13 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                         r = error_set(&err, -errno, "fork");
         }
         err.code = r < 0 ? r : 0;
-        (void)!write(p->report, &err, sizeof(err));
+        (void)fd_send(p->report, &err, sizeof(err), listener);
         if (r < 0)
                 _exit(125);
         close(p->report);
+        closep(&listener);
+        if (p->rq->userns_fd >= 0)
+                close(p->rq->userns_fd);
         for (int i = 0; i < 3; i++)
                 if (p->rq->stdio[i] > 2)
                         close(p->rq->stdio[i]);
@@ -495,6 +516,13 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
                                                "state directory",
                                                s->root_path);
                 r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
+                if (r >= 0 && rq->userns_fd >= 0 && (r = overlay_dirs_idmap(&d, rq->userns_fd)) < 0) {
+                        log_msg(KM_LOG_WARNING,
+                                "rootfs %s: cannot idmap it for the user namespace (%s); the image's files "
+                                "show as owned by nobody",
+                                s->root_path, strerror(-r));
+                        r = 0;
+                }
                 t->root = r < 0 ? r : overlay_fsmount(&d, err);
                 if (t->root == -ENOSYS)
                         return error_set_plain(err, -ENOSYS,
@@ -526,9 +554,10 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
         return 0;
 }
 
+/* The cgroup namespace PID 1 makes itself once in its cgroups; the user namespace the command enters. */
 static int ns_flags(const struct container_spec *s) {
-        return (s->namespaces & (CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP)) |
-               CLONE_NEWNS | CLONE_NEWPID;
+        return (s->namespaces & (CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET)) | CLONE_NEWNS |
+               CLONE_NEWPID;
 }
 
 static pid_t clone_pid1(int flags) {
@@ -537,15 +566,18 @@ static pid_t clone_pid1(int flags) {
         return sys_clone3(&args);
 }
 
-int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err) {
+int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err) {
         const struct container_spec *s = rq->spec;
         _cleanup_(trees_done) struct trees t = { .root = -EBADF };
         _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
         _cleanup_close_ int netns = -EBADF;
         struct km_error child_err = {};
+        _cleanup_close_ int listener = -EBADF;
         int fds[2], r, status;
         pid_t pid;
 
+        if (!!rq->broker != !!ret_listener || (s->id_count > 0) != (rq->userns_fd >= 0))
+                return error_set_plain(err, -EINVAL, "launch: the broker's filter or user namespace is missing");
         /* Here, not in the container: its command drops capabilities through libcap. */
         if ((r = caps_load(err)) < 0)
                 return r;
@@ -556,8 +588,8 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
                 return r;
         if (s->netns_path && (netns = open(s->netns_path, O_RDONLY | O_CLOEXEC)) < 0)
                 return error_set(err, -errno, "network namespace %s", s->netns_path);
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return error_set(err, -errno, "pipe");
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
+                return error_set(err, -errno, "socketpair");
         report_rd = fds[0], report_wr = fds[1];
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return error_set(err, -errno, "pipe");
@@ -591,8 +623,11 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
             cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
                 log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
-        if (write(go_wr, "g", 1) != 1 || read(report_rd, &child_err, sizeof(child_err)) != sizeof(child_err))
+        if (write(go_wr, "g", 1) != 1 ||
+            fd_recv(report_rd, &child_err, sizeof(child_err), &listener) != sizeof(child_err))
                 child_err = (struct km_error){ -EIO, "the container's PID 1 died while setting up" };
+        else if (child_err.code == 0 && rq->broker && listener < 0)
+                child_err = (struct km_error){ -EIO, "the container's PID 1 sent no broker listener" };
         if (child_err.code < 0) {
                 while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                         ;
@@ -601,6 +636,8 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_
                 return child_err.code;
         }
         *ret_pid = pid;
+        if (ret_listener)
+                *ret_listener = TAKE_FD(listener);
         return 0;
 }
 
@@ -671,20 +708,22 @@ int launch_template_create(struct km_error *err) {
 
 /* ---- exec --------------------------------------------------------------- */
 
-int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *err) {
+int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err) {
         static const struct {
                 const char *name;
                 int type;
-        } order[] = { { "ipc", CLONE_NEWIPC },
-                      { "uts", CLONE_NEWUTS },
-                      { "net", CLONE_NEWNET },
-                      { "pid", CLONE_NEWPID },
-                      { "mnt", CLONE_NEWNS } };
-        int ns[ELEMENTSOF(order)];
+        } order[] = { { "cgroup", CLONE_NEWCGROUP }, { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
+                      { "net", CLONE_NEWNET },       { "pid", CLONE_NEWPID }, { "mnt", CLONE_NEWNS } };
+        int ns[ELEMENTSOF(order)], sv[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int listener = -EBADF;
         pid_t pid;
 
+        if (!!rq->broker != !!ret_listener || (rq->spec->id_count > 0) != (rq->userns_fd >= 0))
+                return error_set_plain(err, -EINVAL, "exec: the broker's filter or user namespace is missing");
         if (caps_load(err) < 0) /* here, not in the container (caps_apply()) */
                 return -EOPNOTSUPP;
+        if (rq->broker && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return error_set(err, -errno, "socketpair");
         for (size_t i = 0; i < ELEMENTSOF(order); i++) {
                 char path[64];
 
@@ -694,6 +733,8 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                         int r = -errno;
                         while (i-- > 0)
                                 close(ns[i]);
+                        closep(&sv[0]);
+                        closep(&sv[1]);
                         return error_set(err, r, "container namespaces %s", path);
                 }
         }
@@ -714,20 +755,30 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
                                        rq->env ? rq->env : rq->spec->env,
                                        rq->cwd ? rq->cwd : rq->spec->cwd,
                                        rq->terminal,
-                                       rq->stdio };
+                                       rq->stdio,
+                                       rq->userns_fd };
                 struct km_error e = {};
-                int status;
+                int status, l;
                 pid_t child;
 
-                int keep[ELEMENTSOF(order) + 3] = { rq->stdio[0], rq->stdio[1], rq->stdio[2] };
+                int keep[ELEMENTSOF(order) + 5] = { rq->stdio[0], rq->stdio[1], rq->stdio[2], rq->userns_fd, sv[1] };
 
                 if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
                         (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
-                memcpy(keep + 3, ns, sizeof(ns));
+                memcpy(keep + 5, ns, sizeof(ns));
                 close_all_but(keep, ELEMENTSOF(keep));
                 for (size_t i = 0; i < ELEMENTSOF(order); i++)
                         if (setns(ns[i], order[i].type) < 0)
                                 print_error_and_exit(125, "enter the container", strerror(errno));
+                /* The command is this helper's child: it inherits the broker's filter. */
+                if (rq->broker) {
+                        l = seccomp_filter_load_listener(rq->broker);
+                        if (l < 0 || fd_send(sv[1], "l", 1, l) < 0)
+                                print_error_and_exit(125, "seccomp: the mount broker's filter",
+                                                     strerror(l < 0 ? -l : errno));
+                        close(l);
+                        close(sv[1]);
+                }
                 child = fork();
                 if (child == 0)
                         exec_command(&cmd);
@@ -739,8 +790,23 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *
         }
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 close(ns[i]);
-        if (pid < 0)
+        if (pid < 0) {
+                closep(&sv[0]);
+                closep(&sv[1]);
                 return error_set(err, -errno, "fork");
+        }
+        if (rq->broker) {
+                char c;
+
+                *ret_listener = -EBADF;
+                closep(&sv[1]);
+                /* A helper that failed before sending exits 125 with its message on the command's stderr. */
+                if (fd_recv(sv[0], &c, 1, &listener) != 1 || listener < 0)
+                        listener = -EBADF;
+                closep(&sv[0]);
+                if (listener >= 0)
+                        *ret_listener = TAKE_FD(listener);
+        }
         *ret_pid = pid;
         return 0;
 }

@@ -26,15 +26,19 @@ struct launch_request {
         int log_dir_fd;      /* >= 0 (detached): stdout and stderr go through PID 1 into LOG_DIR/log, bounded */
         int state_dir_fd;    /* the container's own directory: its writable layer goes there (spec->root_overlay) */
         const char *confine; /* the kubelet dir: bind sources below it may not pass a symlink or ".." */
+        int userns_fd;       /* spec->id_count: the user namespace (userns.h) the command enters; else -EBADF */
+        const struct seccomp_program *broker; /* spec->broker: the broker's filter (seccomp-notify.h), else NULL */
 };
 
 /*
  * Starts the container; returns once PID 1 has set it up and started the
  * command (whose exec failure shows as exit status 127 or 126, as with a
  * runtime).  ret_pid: PID 1 as seen by the caller, a child of the caller.
- * Must be called from a single-threaded process (it switches namespaces).
+ * ret_listener (with rq->broker): the listener fd of the broker's
+ * notifications from PID 1 and every process it forks.  Must be called
+ * from a single-threaded process (it switches namespaces).
  */
-int launch_container(const struct launch_request *rq, pid_t *ret_pid, struct km_error *err);
+int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err);
 
 /*
  * A bind source of the spec (m->source, absolute), opened (O_PATH) as mount
@@ -62,7 +66,9 @@ struct exec_request {
         int cgroup_root_fd;
         const char *cgroup_name;
         int stdio[3];
+        int userns_fd; /* as in struct launch_request */
+        const struct seccomp_program *broker;
 };
 
-/* Runs a command in a running container's namespaces; returns its pid (a child of the caller). */
-int launch_exec(const struct exec_request *rq, pid_t *ret_pid, struct km_error *err);
+/* Runs a command in a running container's namespaces; returns its pid (a child of the caller); ret_listener as above. */
+int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err);

@@ -15,6 +15,11 @@
         X(seccomp_attr_set)                                                                                            \
         X(seccomp_export_bpf)                                                                                          \
         X(seccomp_init)                                                                                                \
+        X(seccomp_notify_alloc)                                                                                        \
+        X(seccomp_notify_free)                                                                                         \
+        X(seccomp_notify_id_valid)                                                                                     \
+        X(seccomp_notify_receive)                                                                                      \
+        X(seccomp_notify_respond)                                                                                      \
         X(seccomp_release)                                                                                             \
         X(seccomp_rule_add_array)                                                                                      \
         X(seccomp_syscall_resolve_name)
@@ -22,12 +27,22 @@
 KM_LIBSECCOMP_SYMBOLS(DL_DECLARE_SYM)
 extern bool libseccomp_ready;
 
+/* The compiled filter of ctx as a program (seccomp.c): libseccomp 2.5 exports only to an fd. */
+struct sock_fprog;
+struct km_error;
+int seccomp_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_error *err);
+
 /* 0 once libseccomp is loaded (thread-safe, once), else -EOPNOTSUPP with the reason logged. */
 int dlopen_libseccomp(void);
 
 #define seccomp_attr_set DL_REQUIRE(libseccomp, seccomp_attr_set)
 #define seccomp_export_bpf DL_REQUIRE(libseccomp, seccomp_export_bpf)
 #define seccomp_init DL_REQUIRE(libseccomp, seccomp_init)
+#define seccomp_notify_alloc DL_REQUIRE(libseccomp, seccomp_notify_alloc)
+#define seccomp_notify_free DL_REQUIRE(libseccomp, seccomp_notify_free)
+#define seccomp_notify_id_valid DL_REQUIRE(libseccomp, seccomp_notify_id_valid)
+#define seccomp_notify_receive DL_REQUIRE(libseccomp, seccomp_notify_receive)
+#define seccomp_notify_respond DL_REQUIRE(libseccomp, seccomp_notify_respond)
 #define seccomp_release DL_REQUIRE(libseccomp, seccomp_release)
 #define seccomp_rule_add_array DL_REQUIRE(libseccomp, seccomp_rule_add_array)
 #define seccomp_syscall_resolve_name DL_REQUIRE(libseccomp, seccomp_syscall_resolve_name)

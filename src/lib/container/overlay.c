@@ -22,6 +22,26 @@ void overlay_dirs_done(struct overlay_dirs *d) {
         d->lower_path = NULL;
 }
 
+int overlay_dirs_idmap(struct overlay_dirs *d, int userns_fd) {
+        struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd };
+        _cleanup_close_ int tree = -EBADF;
+        struct stat st;
+        int r;
+
+        tree = sys_open_tree(d->lower, "", AT_EMPTY_PATH | AT_RECURSIVE | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (tree < 0)
+                return tree;
+        r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr);
+        if (r < 0)
+                return r == -EINVAL ? -EOPNOTSUPP : r;
+        /* The upper root is the merged root: owned as the image's root now looks. */
+        if (fstat(tree, &st) < 0 || fchownat(d->upper, "", st.st_uid, st.st_gid, AT_EMPTY_PATH) < 0)
+                return -errno;
+        closep(&d->lower);
+        d->lower = TAKE_FD(tree);
+        return 0;
+}
+
 /* Where fd is, for messages. */
 static const char *fd_path(int fd, char *buf, size_t size) {
         char link[64];

@@ -41,6 +41,16 @@ void overlay_dirs_done(struct overlay_dirs *d);
 int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_dirs *ret, struct km_error *err);
 
 /*
+ * For a container in a user namespace: the lower tree becomes an idmapped
+ * clone (through userns_fd, Linux 5.19 for overlay layers and 6.3 for a
+ * store on tmpfs), so the image's root-owned files are its root's, and the
+ * upper root is chowned to match; what the container writes is on disk
+ * with its mapped ids.  -EOPNOTSUPP (or another -errno) when the kernel or
+ * the store's filesystem cannot idmap: d is unchanged.
+ */
+int overlay_dirs_idmap(struct overlay_dirs *d, int userns_fd);
+
+/*
  * The overlay as a detached mount (fsopen/fsconfig/fsmount, Linux 5.2; the
  * kernels before 6.5 take the options through their legacy interface, which
  * is why they are plain strings), to be attached with move_mount.  -ENOSYS

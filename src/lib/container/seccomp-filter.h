@@ -21,6 +21,7 @@ struct seccomp_program {
  */
 int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_error *err);
 void seccomp_program_done(struct seccomp_program *p);
+DEFINE_CLEANUP(struct seccomp_program, seccomp_program_done)
 
 /*
  * Installs the program in the calling thread with the seccomp syscall

@@ -275,8 +275,8 @@ static int unsupported_check(json_t *seccomp, struct km_error *err) {
         return 0;
 }
 
-/* libseccomp 2.5 exports only to an fd: a memfd, read back. */
-static int filter_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_error *err) {
+/* Through a memfd, read back. */
+int seccomp_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_error *err) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t size;
@@ -334,7 +334,7 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
                 if (r < 0)
                         return r;
         }
-        return filter_export(ctx, &ret->prog, err);
+        return seccomp_export(ctx, &ret->prog, err);
 }
 
 void seccomp_program_done(struct seccomp_program *p) {

@@ -356,7 +356,7 @@ static int parse_namespaces(struct container_spec *s, json_t *a, const struct js
                 if (seen & (1u << k))
                         return json_fail(err, -EINVAL, JSON_AT(it, "type"), "'%s' given twice", namespaces[k].name);
                 seen |= 1u << k;
-                if (namespaces[k].value & (CLONE_NEWUSER | CLONE_NEWTIME))
+                if (namespaces[k].value & CLONE_NEWTIME)
                         return json_fail(err, -EOPNOTSUPP, it,
                                          "%s namespaces are not supported by the embedded launcher",
                                          namespaces[k].name);
@@ -462,6 +462,8 @@ int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *e
             (r = parse_linux(s, JSON_FIELD(root, &CONFIG.at, "linux"), err)) < 0 ||
             (r = want_strdup(JSON_FIELD(root, &CONFIG.at, "hostname"), false, false, &s->hostname, err)) < 0)
                 return r;
+        if ((r = spec_parse_unprivileged(s, root, err)) < 0)
+                return r;
         if (s->hostname && (why = hostname_why(s->hostname)))
                 return json_fail(err, -EINVAL, JSON_AT(&CONFIG.at, "hostname"), "%s", why);
         /* Without its own UTS namespace, sethostname() would rename the host. */
@@ -511,6 +513,7 @@ void spec_free(struct container_spec *s) {
         km_strv_free(s->masked_paths);
         km_strv_free(s->readonly_paths);
         json_decref(s->seccomp);
+        km_strv_free(s->broker_types);
         free(s);
 }
 
@@ -770,7 +773,8 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
             put(linux_, JSON_AT(lnx, "seccomp"), seccomp_default_profile(), err) < 0 ||
             /* No device cgroup, as the embedded launcher has none: runc denies every device otherwise. */
             put(linux_, JSON_AT(lnx, "resources"),
-                json_pack("{s:[{s:b, s:s}]}", "devices", "allow", 1, "access", "rwm"), err) < 0)
+                json_pack("{s:[{s:b, s:s}]}", "devices", "allow", 1, "access", "rwm"), err) < 0 ||
+            (!in->privileged && spec_make_unprivileged(root, in, err) < 0))
                 return NULL;
         return TAKE_PTR(root);
 }

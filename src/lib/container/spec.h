@@ -72,6 +72,13 @@ struct container_spec {
         char **readonly_paths;            /* NULL-terminated */
         unsigned long rootfs_propagation; /* MS_* | MS_REC, or 0 for the default (rslave) */
         json_t *seccomp;                  /* "linux.seccomp" (a reference the spec holds), or NULL */
+
+        /* "user" namespace (spec-unpriv.c): the command's ids 0..id_count-1 are host_uid.. and host_gid.. */
+        uid_t host_uid;
+        gid_t host_gid;
+        uint32_t id_count;
+        bool broker;         /* SPEC_ANNOTATION_BROKER: its mount(2) and umount2(2) go to the mount broker */
+        char **broker_types; /* NULL-terminated: the fstypes the broker mounts for it */
 };
 
 /*
@@ -81,6 +88,14 @@ struct container_spec {
  * runtime given the bundle sees root.path replaced by that overlay.
  */
 #define SPEC_ANNOTATION_LAYER "io.kubemount.rootfs-layer"
+
+/*
+ * "annotations": {SPEC_ANNOTATION_BROKER: "fuse.sshfs,tmpfs"}: the container
+ * runs unprivileged (a "user" namespace) and its mount(2) and umount2(2)
+ * calls are trapped (seccomp user notification) for the mount broker, which
+ * makes the listed fstypes for it after a policy check; "" lists none.
+ */
+#define SPEC_ANNOTATION_BROKER "io.kubemount.mount-broker"
 
 /* Parses and validates config.json text; refuses what the launcher cannot do faithfully. */
 int spec_parse(const char *json, size_t size, struct container_spec **ret, struct km_error *err);
@@ -110,6 +125,8 @@ struct vcs_inputs {
         bool host_network; /* else a new, empty network namespace */
         bool host_dev;     /* bind the host's /dev instead of a fresh tmpfs with the VCS nodes */
         bool terminal;
+        bool privileged;           /* the VCS capabilities in the host's user namespace, its own mounts */
+        char *const *allow_mounts; /* unprivileged: the fstypes the broker mounts for it (NULL: none) */
 };
 
 /*
@@ -123,6 +140,15 @@ struct vcs_inputs {
  * Returns a new reference, or NULL with err set.
  */
 json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err);
+
+/* Unprivileged (spec-unpriv.c): a "user" and a "cgroup" namespace, the id map, binds rslave, the broker. */
+int spec_make_unprivileged(json_t *root, const struct vcs_inputs *in, struct km_error *err);
+/* The id map of unprivileged containers: $KUBEMOUNT_IDMAP ("HOSTID:COUNT"), else SPEC_IDMAP_DEFAULT_*. */
+int spec_idmap(uid_t *ret_host_id, uint32_t *ret_count, struct km_error *err);
+#define SPEC_IDMAP_DEFAULT_HOST_ID 1879048192u /* 0x70000000: above systemd-nspawn's range, below 2^31 */
+#define SPEC_IDMAP_DEFAULT_COUNT 65536u
+/* The "user" namespace's mappings and the broker's annotation, read into s (spec.c calls it). */
+int spec_parse_unprivileged(struct container_spec *s, json_t *root, struct km_error *err);
 
 /* The VCS default capabilities as a mask (see spec.c for the list and why). */
 uint64_t spec_vcs_capabilities(void);

@@ -62,6 +62,12 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         if (c->has_seccomp)
                 seccomp_program_done(&c->seccomp);
         json_decref(c->state);
+        /* Freed with c, after the batch of events (agent_ctr_free): one may still point at a listener. */
+        for (struct broker_listener *l = c->listeners; l; l = l->next)
+                agent_unwatch_close(a, &l->fd);
+        km_strv_free(c->brokered);
+        free(c->kubelet_dir);
+        c->brokered = NULL, c->n_brokered = 0, c->kubelet_dir = NULL;
         c->spec = NULL, c->runtime = NULL, c->state = NULL, c->has_seccomp = false;
         c->forgotten = true;
         c->next = a->forgotten;
@@ -162,6 +168,16 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
                 c->has_seccomp = true;
         }
         return c;
+}
+
+void agent_ctr_free(struct ctr *c) {
+        while (c->listeners) {
+                struct broker_listener *l = c->listeners;
+
+                c->listeners = l->next;
+                free(l);
+        }
+        free(c);
 }
 
 int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours) {

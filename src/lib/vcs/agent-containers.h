@@ -17,9 +17,27 @@
 #include "spec.h"
 
 /* What an epoll event points at: the loop dispatches on its kind. */
-enum watch_kind { WATCH_LISTEN, WATCH_CONN, WATCH_PID1, WATCH_TIMER, WATCH_JOB, WATCH_WORKER, WATCH_WORKER_TIMER };
+enum watch_kind {
+        WATCH_LISTEN,
+        WATCH_CONN,
+        WATCH_PID1,
+        WATCH_TIMER,
+        WATCH_JOB,
+        WATCH_WORKER,
+        WATCH_WORKER_TIMER,
+        WATCH_BROKER
+};
 struct watch {
         enum watch_kind kind;
+};
+
+/* A listener of the mount broker's notifications (agent-broker.h): one per PID 1 and per exec. */
+struct ctr;
+struct broker_listener {
+        struct watch w; /* first */
+        struct broker_listener *next;
+        struct ctr *ctr;
+        int fd; /* -EBADF once hung up or forgotten */
 };
 
 struct ctr {
@@ -45,6 +63,11 @@ struct ctr {
         bool has_seccomp;
         json_t *state;
         int waiters[8]; /* clients answered {"exit": N} when it ends */
+        /* Unprivileged (spec->broker): the broker's listeners and what it mounted for it (agent-broker.h). */
+        struct broker_listener *listeners;
+        char **brokered; /* targets, as the container named them */
+        size_t n_brokered;
+        char *kubelet_dir; /* its policy's */
 };
 
 struct job;    /* agent-workers.h */
@@ -64,6 +87,12 @@ struct agent {
         struct conn *conns;
         json_t *seccomp_json; /* the profile of seccomp_cached */
         struct seccomp_program seccomp_cached;
+        /* Unprivileged containers: the user namespace of the last id map, the broker's filter (agent-broker.h). */
+        int userns_fd;
+        uid_t userns_uid;
+        gid_t userns_gid;
+        uint32_t userns_count;
+        struct seccomp_program broker_filter;
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */
@@ -76,8 +105,9 @@ int agent_watch_pid(struct agent *a, pid_t pid, struct watch *w);
 struct ctr *agent_find(struct agent *a, const char *name);
 struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_spec *spec, int dir_fd,
                           struct km_error *err);
-/* Off the table, onto agent.forgotten (the loop frees it after its batch of events). */
+/* Off the table, onto agent.forgotten (the loop frees it after its batch of events: agent_ctr_free). */
 void agent_ctr_forget(struct agent *a, struct ctr *c);
+void agent_ctr_free(struct ctr *c);
 int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours);
 int agent_ctr_timer(struct agent *a, struct ctr *c, int ms);
 void agent_ctr_signal(struct ctr *c, int sig);

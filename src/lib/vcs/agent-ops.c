@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "agent-gc.h"
+#include "agent-broker.h"
 #include "agent-ops.h"
 #include "agent-workers.h"
 #include "launch.h"
@@ -143,6 +144,14 @@ static void record_image_and_mount(struct ctr *c, json_t *req) {
                 json_object_set_new(c->state, "mount", json_pack("{s:s, s:s?}", "target", target, "type", type));
 }
 
+static json_t *strv_json(char *const *v) {
+        json_t *a = json_array();
+
+        for (; a && v && *v; v++)
+                json_array_append_new(a, json_string(*v));
+        return a;
+}
+
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
@@ -207,8 +216,15 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                           "rootfs", c->spec->root_path, "detached", detach);
         if (!c->state)
                 r = error_set(err, -ENOMEM, "container %s", name);
+        else if (c->spec->id_count && c->runtime)
+                r = error_set_plain(err, -EOPNOTSUPP,
+                                    "container %s: an unprivileged container needs kubemount's own launcher "
+                                    "(its mount broker): add --privileged to run it with %s",
+                                    name, c->runtime);
         else {
                 int devnull3[3] = { a->devnull, a->devnull, a->devnull };
+                const struct seccomp_program *broker = NULL;
+                int userns = -EBADF, listener = -EBADF;
                 struct launch_request rq = {
                         .spec = c->spec,
                         .seccomp = c->has_seccomp ? &c->seccomp : NULL,
@@ -222,7 +238,17 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         .confine = req_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
                 };
                 memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
-                r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err) : launch_container(&rq, &pid, err);
+                r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
+                rq.userns_fd = userns;
+                rq.broker = broker;
+                if (r >= 0)
+                        r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err)
+                                       : launch_container(&rq, &pid, broker ? &listener : NULL, err);
+                if (r >= 0 && listener >= 0 && (r = agent_broker_listen(a, c, listener)) < 0) {
+                        error_set(err, r, "container %s: the mount broker", name);
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, NULL, 0);
+                }
         }
         if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
                 error_set(err, r, "container %s: pidfd", name);
@@ -241,6 +267,11 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
         if (c->runtime)
                 json_object_set_new(c->state, "runtime", json_string(c->runtime));
+        json_object_set_new(c->state, "privileged", json_boolean(!c->spec->id_count));
+        if (c->spec->broker)
+                json_object_set_new(c->state, "mounts_allowed", strv_json(c->spec->broker_types));
+        if (c->kubelet_dir)
+                json_object_set_new(c->state, "kubelet_dir", json_string(c->kubelet_dir));
         record_image_and_mount(c, req);
         c->mount_pending = json_object_get(c->state, "mount") != NULL;
         c->started_ms = monotonic_ms();
@@ -285,7 +316,9 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
                         .cgroup_root_fd = a->cgroup_root,
                         .cgroup_name = c->cgroup,
                         .stdio = { stdio[0], stdio[1], stdio[2] },
+                        .userns_fd = -EBADF,
                 };
+                int listener = -EBADF;
                 if (c->runtime) {
                         _cleanup_free_ char *root = agent_runtime_root(a);
                         struct runtime_exec_request xrq = {
@@ -299,8 +332,12 @@ static int exec_start(struct agent *a, int conn, struct ctr *c, json_t *req, con
                                 .stdio = { rq.stdio[0], rq.stdio[1], rq.stdio[2] },
                         };
                         r = root ? runtime_exec(&xrq, &pid, err) : -ENOMEM;
-                } else
-                        r = launch_exec(&rq, &pid, err);
+                } else if ((r = agent_broker_prepare(a, c, json_string_value(json_object_get(c->state, "kubelet_dir")),
+                                                     &rq.userns_fd, &rq.broker, err)) >= 0) {
+                        r = launch_exec(&rq, &pid, rq.broker ? &listener : NULL, err);
+                        if (r >= 0 && listener >= 0)
+                                (void)agent_broker_listen(a, c, listener);
+                }
                 if (r >= 0 && tty) {
                         json_t *m = json_pack("{s:b}", "tty", 1);
                         (void)proto_send(conn, m, &master, 1);

@@ -77,6 +77,7 @@ int agent_worker_start(struct agent *a, int conn, json_t *ctx, int timeout_ms, a
                               .sock = -EBADF,
                               .timer = -EBADF,
                               .conn = conn,
+                              .clientless = conn < 0,
                               .ctx = ctx,
                               .done = done };
         w->next = a->workers;

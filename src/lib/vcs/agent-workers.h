@@ -32,6 +32,7 @@ int agent_job_add(struct agent *a, pid_t pid, int conn, const char *ctr);
  * answer (NULL: none came) and its fds (done may take them, leaving -EBADF).
  * done returns > 0 if conn stays open (answered later), else the loop closes
  * it.  A client that hangs up meanwhile gets no done: its worker is killed.
+ * A worker started with conn < 0 serves no client: its done is always called.
  */
 typedef int (*agent_work_fn)(struct agent *a, json_t *ctx, int sock);
 typedef int (*agent_done_fn)(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds);
@@ -44,7 +45,8 @@ struct worker {
         int pidfd, sock, timer;
         int conn; /* the client done answers; -EBADF once it is gone */
         bool answered, reaped;
-        json_t *ctx; /* what done needs of the request */
+        bool clientless; /* started with no client (conn < 0): done is called with conn -EBADF */
+        json_t *ctx;     /* what done needs of the request */
         agent_done_fn done;
 };
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "agent-broker.h"
 #include "agent-containers.h"
 #include "agent-gc.h"
 #include "agent-ops.h"
@@ -145,6 +146,8 @@ static void worker_event(struct agent *a, struct worker *w, bool timer) {
                         answer = NULL;
                 if (conn >= 0 && w->done(a, conn, w->ctx, answer, fds, n_fds) <= 0)
                         conn_close(a, conn);
+                else if (w->clientless)
+                        (void)w->done(a, -EBADF, w->ctx, answer, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)
                         if (fds[i] >= 0)
                                 close(fds[i]);
@@ -190,7 +193,7 @@ static void agent_sweep(struct agent *a) {
         while (a->forgotten) {
                 struct ctr *c = a->forgotten;
                 a->forgotten = c->next;
-                free(c);
+                agent_ctr_free(c);
         }
         while (a->closed_conns) {
                 struct conn *c = a->closed_conns;
@@ -316,6 +319,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                                  .state_fd = -EBADF,
                                                  .lock_fd = -EBADF,
                                                  .template_ns = -EBADF,
+                                                 .userns_fd = -EBADF,
                                                  .host_ns = -EBADF,
                                                  .cgroup_root = -EBADF,
                                                  .devnull = -EBADF,
@@ -417,6 +421,9 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         case WATCH_WORKER_TIMER:
                                 worker_event(&a, (struct worker *)((char *)w - offsetof(struct worker, timer_w)), true);
                                 break;
+                        case WATCH_BROKER:
+                                agent_broker_event(&a, (struct broker_listener *)w, ev[i].events);
+                                break;
                         }
                 }
                 agent_sweep(&a);
@@ -451,6 +458,7 @@ static void agent_done(struct agent *a) {
         closep(&a->proc_fd);
         seccomp_program_done(&a->seccomp_cached);
         json_decref(a->seccomp_json);
+        agent_broker_done(a);
         closep(&a->lock_fd);
         closep(&a->state_fd);
         agent_sweep(a);

@@ -262,6 +262,8 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
                 .n_binds = v->n_binds,
                 .host_network = v->host_network,
                 .host_dev = v->host_dev,
+                .privileged = v->privileged,
+                .allow_mounts = v->allow_mounts,
         };
 
         if (!env) {

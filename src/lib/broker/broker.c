@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The mount broker (see broker.h). */
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include "broker.h"
+#include "libseccomp-dl.h"
+#include "resolve.h"
+#include "syscalls.h"
+
+#ifndef SECCOMP_IOCTL_NOTIF_ADDFD
+#define SECCOMP_ADDFD_FLAG_SETFD (1UL << 0)
+struct seccomp_notif_addfd {
+        __u64 id;
+        __u32 flags;
+        __u32 srcfd;
+        __u32 newfd;
+        __u32 newfd_flags;
+};
+#define SECCOMP_IOCTL_NOTIF_ADDFD _IOW(SECCOMP_IOC_MAGIC, 3, struct seccomp_notif_addfd)
+#endif
+
+#define PATH_LIMIT 4096 /* the kernel's PATH_MAX */
+#define DATA_LIMIT 4096 /* mount(2) copies one page of options */
+#define TYPE_LIMIT 256
+
+int broker_recv(int listener, struct broker_notif *ret) {
+        struct seccomp_notif *req = NULL;
+        struct seccomp_notif_resp *resp = NULL;
+        int r;
+
+        if (dlopen_libseccomp() < 0)
+                return -EOPNOTSUPP;
+        if ((r = seccomp_notify_alloc(&req, &resp)) < 0)
+                return r;
+        r = seccomp_notify_receive(listener, req);
+        if (r >= 0) {
+                *ret = (struct broker_notif){ .id = req->id, .pid = (pid_t)req->pid, .nr = req->data.nr };
+                memcpy(ret->args, req->data.args, sizeof(ret->args));
+        }
+        seccomp_notify_free(req, resp);
+        return r;
+}
+
+int broker_answer(int listener, uint64_t id, int error) {
+        struct seccomp_notif *req = NULL;
+        struct seccomp_notif_resp *resp = NULL;
+        int r;
+
+        if (dlopen_libseccomp() < 0)
+                return -EOPNOTSUPP;
+        if ((r = seccomp_notify_alloc(&req, &resp)) < 0)
+                return r;
+        resp->id = id;
+        resp->error = error ? -error : 0;
+        resp->val = 0;
+        resp->flags = 0;
+        r = seccomp_notify_respond(listener, resp);
+        seccomp_notify_free(req, resp);
+        return r;
+}
+
+/*
+ * A NUL-terminated string of at most limit bytes at addr in the caller:
+ * read a page at a time, so that a string ending just before an unmapped
+ * page reads and one running into it is -EFAULT.  NULL for a NULL pointer.
+ */
+static int read_string(int mem, uint64_t addr, size_t limit, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t have = 0;
+
+        *ret = NULL;
+        if (addr == 0)
+                return 0;
+        if (!(buf = malloc(limit)))
+                return -ENOMEM;
+        while (have < limit) {
+                size_t chunk = 4096 - ((addr + have) & 4095);
+                ssize_t n;
+
+                if (chunk > limit - have)
+                        chunk = limit - have;
+                n = pread(mem, buf + have, chunk, (off_t)(addr + have));
+                if (n <= 0)
+                        return -EFAULT;
+                if (memchr(buf + have, '\0', n)) {
+                        *ret = TAKE_PTR(buf);
+                        return 0;
+                }
+                have += n;
+        }
+        return limit == PATH_LIMIT ? -ENAMETOOLONG : -EINVAL;
+}
+
+/* The call's arguments, copied once: nothing the caller changes afterwards matters. */
+static int read_call(int listener, const struct broker_notif *n, struct broker_call *c, char *strings[4]) {
+        char path[64];
+        _cleanup_close_ int mem = -EBADF;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int)n->pid);
+        mem = open(path, O_RDONLY | O_CLOEXEC);
+        /* The pid may have been reused between the notification and the open. */
+        if (seccomp_notify_id_valid(listener, n->id) < 0)
+                return -ENOENT;
+        if (mem < 0)
+                return -errno;
+        if (n->nr == SYS_mount) {
+                *c = (struct broker_call){ .op = BROKER_OP_MOUNT, .flags = (unsigned long)n->args[3] };
+                if ((r = read_string(mem, n->args[0], PATH_LIMIT, &strings[0])) < 0 ||
+                    (r = read_string(mem, n->args[1], PATH_LIMIT, &strings[1])) < 0 ||
+                    (r = read_string(mem, n->args[2], TYPE_LIMIT, &strings[2])) < 0 ||
+                    (r = read_string(mem, n->args[4], DATA_LIMIT, &strings[3])) < 0)
+                        return r;
+        } else if (n->nr == SYS_umount2) {
+                *c = (struct broker_call){ .op = BROKER_OP_UMOUNT, .flags = (unsigned long)n->args[1] };
+                if ((r = read_string(mem, n->args[0], PATH_LIMIT, &strings[1])) < 0)
+                        return r;
+        } else
+                return -ENOSYS;
+        c->source = strings[0];
+        c->target = strings[1];
+        c->fstype = strings[2];
+        c->data = strings[3];
+        /* What was read is what the caller passed only while its call is still pending. */
+        return seccomp_notify_id_valid(listener, n->id) < 0 ? -ENOENT : 0;
+}
+
+/* A fd's O_CLOEXEC in the caller (/proc/PID/fdinfo/N "flags:", octal), so the installed fd keeps it. */
+static unsigned caller_fd_flags(pid_t pid, int fd) {
+        char path[64], *buf = NULL, *f;
+        unsigned flags = 0;
+        size_t size;
+        int dfd;
+
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+        dfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (dfd >= 0 && read_full_fd(dfd, 4096, &buf, &size) >= 0 && (f = strstr(buf, "flags:")))
+                flags = strtoul(f + 6, NULL, 8) & O_CLOEXEC;
+        if (dfd >= 0)
+                close(dfd);
+        free(buf);
+        return flags;
+}
+
+/* Whether the kernel lists fstype as needing no device ("nodev" in /proc/filesystems). */
+static bool fstype_is_nodev(const char *fstype) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
+        size_t size;
+
+        if (fd < 0 || read_full_fd(fd, 65536, &buf, &size) < 0)
+                return false;
+        for (char *line = buf; line && *line;) {
+                char *end = strchr(line, '\n'), *name;
+
+                if (end)
+                        *end = '\0';
+                name = strchr(line, '\t');
+                if (name && streq(name + 1, fstype))
+                        return startswith(line, "nodev");
+                line = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
+/*
+ * The source of a filesystem on a device: the caller's path, looked up in
+ * its own root (no symlink out of it), must be a block device the
+ * container was given; mounted through our fd of that node.
+ */
+static int device_source(pid_t pid, const char *source, const dev_t *devices, size_t n_devices, int *ret_fd, char *why,
+                         size_t why_size) {
+        char path[64];
+        _cleanup_close_ int root = -EBADF;
+        struct stat st;
+        int fd;
+
+        if (!source || source[0] != '/') {
+                snprintf(why, why_size, "a filesystem on a device needs the device's absolute path as source");
+                return -EPERM;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+        root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return -errno;
+        fd = sys_openat2(root, source, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode)) {
+                close(fd);
+                return -ENOTBLK;
+        }
+        for (size_t i = 0; i < n_devices; i++)
+                if (devices[i] == st.st_rdev) {
+                        *ret_fd = fd;
+                        return 0;
+                }
+        close(fd);
+        snprintf(why, why_size, "device %u:%u was not given to this container", major(st.st_rdev), minor(st.st_rdev));
+        return -EPERM;
+}
+
+static int open_target(const struct broker_policy *p, const char *target, char *why, size_t why_size) {
+        char component[256] = "";
+        const char *w = NULL;
+        int fd = resolve_confined(target, p->kubelet_dir, &w, component, sizeof(component));
+
+        if (fd < 0 && w) {
+                snprintf(why, why_size, "'%s' %s %s", component, w, p->kubelet_dir);
+                return -EPERM;
+        }
+        return fd;
+}
+
+static int do_fuse(int listener, const struct broker_notif *n, const struct broker_verdict *v,
+                   const struct broker_call *c, const char *at) {
+        struct seccomp_notif_addfd add = { .id = n->id, .flags = SECCOMP_ADDFD_FLAG_SETFD };
+        _cleanup_close_ int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        _cleanup_free_ char *data = NULL;
+
+        if (fuse < 0)
+                return -errno;
+        if (asprintf(&data, "fd=%d%s%s", fuse, v->data && *v->data ? "," : "", v->data ?: "") < 0)
+                return -ENOMEM;
+        if (mount(c->source ?: c->fstype, at, c->fstype, v->flags, data) < 0)
+                return -errno;
+        add.srcfd = (uint32_t)fuse;
+        add.newfd = (uint32_t)v->fuse_fd;
+        add.newfd_flags = caller_fd_flags(n->pid, v->fuse_fd);
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
+                int r = -errno;
+                /* A mount whose daemon never gets its connection would hang whoever looks at it. */
+                (void)umount2(at, MNT_DETACH);
+                return r;
+        }
+        return 0;
+}
+
+static int do_bind(const struct broker_policy *p, const struct broker_verdict *v, const struct broker_call *c,
+                   int target, char *why, size_t why_size) {
+        struct mount_attr attr = {
+                .attr_set = (v->flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) |
+                            (v->flags & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0) |
+                            (v->flags & MS_NODEV ? MOUNT_ATTR_NODEV : 0) |
+                            (v->flags & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0),
+        };
+        _cleanup_close_ int source = open_target(p, c->source, why, why_size), tree = -EBADF;
+        int r;
+
+        if (source < 0)
+                return source;
+        tree = sys_open_tree(source, "",
+                             AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                     (v->flags & MS_REC ? AT_RECURSIVE : 0));
+        if (tree < 0)
+                return tree;
+        if ((r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr)) < 0)
+                return r;
+        return sys_move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int do_umount(const struct broker_policy *p, const struct broker_verdict *v, const char *target, char *why,
+                     size_t why_size) {
+        struct resolved at = { .parent_fd = -EBADF };
+        char component[256] = "", path[PATH_LIMIT + 64];
+        const char *w = NULL;
+        int fd = resolve_confined_at(target, p->kubelet_dir, &at, &w, component, sizeof(component)), r = 0;
+
+        if (fd < 0 && w) {
+                snprintf(why, why_size, "'%s' %s %s", component, w, p->kubelet_dir);
+                r = -EPERM;
+        } else if (fd < 0)
+                r = fd;
+        else if (at.parent_fd < 0)
+                r = -EINVAL;
+        else {
+                snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", at.parent_fd, at.name);
+                r = umount2(path, (int)v->flags) < 0 ? -errno : 0;
+        }
+        if (fd >= 0)
+                close(fd);
+        resolved_done(&at);
+        return r;
+}
+
+static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
+                   const struct broker_call *c, const struct broker_verdict *v, const dev_t *devices, size_t n_devices,
+                   char *why, size_t why_size) {
+        _cleanup_close_ int target = -EBADF, device = -EBADF;
+        char at[64], dev[64];
+        int r;
+
+        if (v->action == BROKER_DO_UMOUNT)
+                return do_umount(p, v, c->target, why, why_size);
+        target = open_target(p, c->target, why, why_size);
+        if (target < 0)
+                return target;
+        snprintf(at, sizeof(at), "/proc/self/fd/%d", target);
+        switch (v->action) {
+        case BROKER_DO_FUSE:
+                return do_fuse(listener, n, v, c, at);
+        case BROKER_DO_BIND:
+                return do_bind(p, v, c, target, why, why_size);
+        case BROKER_DO_MOUNT:
+                if (fstype_is_nodev(c->fstype))
+                        r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
+                else if ((r = device_source(n->pid, c->source, devices, n_devices, &device, why, why_size)) >= 0) {
+                        snprintf(dev, sizeof(dev), "/proc/self/fd/%d", device);
+                        r = mount(dev, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
+                }
+                return r;
+        default:
+                return -EPERM;
+        }
+}
+
+void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p, const dev_t *devices,
+                  size_t n_devices, struct broker_outcome *out) {
+        char *strings[4] = {}, why[256] = "";
+        struct broker_call c = {};
+        struct broker_verdict v = { .fuse_fd = -1 };
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        *out = (struct broker_outcome){};
+        r = read_call(listener, n, &c, strings);
+        if (r == -ENOENT) {
+                snprintf(out->line, sizeof(out->line), "a caller (pid %d) went away before its call was read",
+                         (int)n->pid);
+                out->error = ENOENT;
+                goto done;
+        }
+        if (r < 0) {
+                snprintf(out->line, sizeof(out->line), "%s from pid %d: unreadable arguments: %s",
+                         n->nr == SYS_mount ? "mount" : "umount", (int)n->pid, strerror(-r));
+                out->error = -r;
+                goto answer;
+        }
+        if ((r = broker_decide(p, &c, &v)) < 0) {
+                out->error = -r;
+                snprintf(out->line, sizeof(out->line), "%s", strerror(-r));
+                goto answer;
+        }
+        if (v.action == BROKER_DENY)
+                out->error = v.error;
+        else if ((r = perform(listener, n, p, &c, &v, devices, n_devices, why, sizeof(why))) < 0) {
+                out->error = -r;
+                if (!*why)
+                        snprintf(why, sizeof(why), "%s", strerror(-r));
+        } else {
+                out->mounted = v.action != BROKER_DO_UMOUNT;
+                out->unmounted = v.action == BROKER_DO_UMOUNT;
+                snprintf(out->target, sizeof(out->target), "%s", c.target);
+        }
+        line = broker_describe(&c, &v);
+        snprintf(out->line, sizeof(out->line), "%s%s%s", line ?: "(no description)",
+                 v.action != BROKER_DENY && out->error ? ", but failed: " : "",
+                 v.action != BROKER_DENY && out->error ? why : "");
+answer:
+        /* A caller gone meanwhile: its FUSE mount has no daemon, so it goes too. */
+        if (broker_answer(listener, n->id, out->error) < 0 && out->mounted) {
+                char at[PATH_LIMIT + 64];
+                int fd = open_target(p, c.target, why, sizeof(why));
+
+                snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+                if (fd >= 0 && umount2(at, MNT_DETACH) == 0)
+                        out->mounted = false;
+                if (fd >= 0)
+                        close(fd);
+        }
+done:
+        broker_verdict_done(&v);
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++)
+                free(strings[i]);
+}

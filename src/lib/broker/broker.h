@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The mount broker: serves the mount(2) and umount2(2) calls an
+ * unprivileged container's seccomp filter traps (seccomp-notify.h).  The
+ * agent's loop receives each notification (broker_recv); a forked worker
+ * serves it (broker_serve): copies the call's strings out of the caller's
+ * memory through /proc/PID/mem, re-checking the notification id after the
+ * read (seccomp_unotify(2)), decides (broker-policy.h), performs the verdict
+ * in its own -- the host's -- mount namespace on paths resolved without
+ * symlinks below the kubelet dir, and answers the caller (0 or an errno).
+ * A FUSE mount is made with a /dev/fuse fd the broker opened, which it then
+ * installs in the caller at the fd number the caller named
+ * (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9): the kernel accepts only a fd
+ * opened in the user namespace that owns the mount.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "broker-policy.h"
+
+struct broker_notif {
+        uint64_t id;
+        pid_t pid; /* the caller, in the listener's pid namespace */
+        int nr;    /* the syscall */
+        uint64_t args[6];
+};
+
+/* The next notification on listener (readable): 0, -ENOENT if its caller is gone already, or -errno. */
+int broker_recv(int listener, struct broker_notif *ret);
+
+/* Answers the caller: 0 or a positive errno (what the syscall returns). */
+int broker_answer(int listener, uint64_t id, int error);
+
+/* What broker_serve did, for the agent's table and the container's log. */
+struct broker_outcome {
+        int error;         /* what the caller got: 0 or an errno */
+        bool mounted;      /* target now has a mount it made */
+        bool unmounted;    /* target's mount it made is gone */
+        char target[4096]; /* the call's target, as the caller gave it (for mounted/unmounted) */
+        char line[1024];   /* for the log: broker_describe(), or what failed */
+};
+
+/*
+ * Serves n (received on listener) with policy p; devices: the block
+ * devices the container was given (st_rdev values, n_devices).  Always
+ * answers the caller (unless it is gone) and fills *out.
+ */
+void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p, const dev_t *devices,
+                  size_t n_devices, struct broker_outcome *out);

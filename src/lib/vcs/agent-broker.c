@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent's side of the mount broker (see agent-broker.h). */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/epoll.h>
+#include <sys/sysmacros.h>
+
+#include "agent-broker.h"
+#include "agent-protocol.h"
+#include "broker.h"
+#include "seccomp-notify.h"
+#include "userns.h"
+
+/* A mount waits on its server (mount.nfs retries for two minutes): the worker may take that long. */
+#define BROKER_TIMEOUT_MS (150 * 1000)
+
+int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir, int *ret_userns,
+                         const struct seccomp_program **ret_filter, struct km_error *err) {
+        const struct container_spec *s = c->spec;
+        int r;
+
+        *ret_userns = -EBADF;
+        *ret_filter = NULL;
+        if (!s->id_count)
+                return 0;
+        if (a->userns_fd < 0 || a->userns_uid != s->host_uid || a->userns_gid != s->host_gid ||
+            a->userns_count != s->id_count) {
+                int fd = userns_create(s->host_uid, s->host_gid, s->id_count, err);
+
+                if (fd < 0)
+                        return fd;
+                closep(&a->userns_fd);
+                a->userns_fd = fd;
+                a->userns_uid = s->host_uid, a->userns_gid = s->host_gid, a->userns_count = s->id_count;
+        }
+        *ret_userns = a->userns_fd;
+        if (!s->broker)
+                return 0;
+        if (!a->broker_filter.prog.filter && (r = seccomp_broker_compile(&a->broker_filter, err)) < 0)
+                return r;
+        if (!c->kubelet_dir && !(c->kubelet_dir = strdup(kubelet_dir ?: KUBELET_DIR_DEFAULT)))
+                return error_set(err, -ENOMEM, "container %s", c->name);
+        path_simplify(c->kubelet_dir);
+        *ret_filter = &a->broker_filter;
+        return 0;
+}
+
+int agent_broker_listen(struct agent *a, struct ctr *c, int fd) {
+        struct broker_listener *l = calloc(1, sizeof(*l));
+        int r;
+
+        if (!l) {
+                close(fd);
+                return -ENOMEM;
+        }
+        *l = (struct broker_listener){ .w.kind = WATCH_BROKER, .ctr = c, .fd = fd, .next = c->listeners };
+        c->listeners = l;
+        r = agent_watch(a, fd, &l->w);
+        if (r < 0)
+                closep(&l->fd);
+        return r;
+}
+
+/* ---- in the worker ---------------------------------------------------------- */
+
+static uint64_t hex_u64(json_t *v) {
+        return strtoull(json_string_value(v) ?: "0", NULL, 16);
+}
+
+static int broker_work(struct agent *a, json_t *ctx, int sock) {
+        struct ctr *c = agent_find(a, json_string_value(json_object_get(ctx, "ctr")) ?: "");
+        struct broker_notif n = {
+                .id = hex_u64(json_object_get(ctx, "id")),
+                .pid = (pid_t)json_integer_value(json_object_get(ctx, "pid")),
+                .nr = (int)json_integer_value(json_object_get(ctx, "nr")),
+        };
+        json_t *args = json_object_get(ctx, "args"), *answer;
+        dev_t devices[64];
+        size_t n_devices = 0;
+        struct broker_outcome *out = calloc(1, sizeof(*out));
+        int r;
+
+        if (!c || !c->spec || !out)
+                return -ENOENT;
+        for (size_t i = 0; i < ELEMENTSOF(n.args); i++)
+                n.args[i] = hex_u64(json_array_get(args, i));
+        for (size_t i = 0; i < c->spec->n_devices && n_devices < ELEMENTSOF(devices); i++)
+                if (c->spec->devices[i].type == 'b')
+                        devices[n_devices++] = makedev(c->spec->devices[i].major, c->spec->devices[i].minor);
+        struct broker_policy p = {
+                .kubelet_dir = c->kubelet_dir,
+                .serves = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target")),
+                .types = c->spec->broker_types,
+                .host_uid = c->spec->host_uid,
+                .host_gid = c->spec->host_gid,
+                .id_count = c->spec->id_count,
+                .max_mounts = BROKER_MAX_MOUNTS_DEFAULT,
+                .mounted = c->brokered,
+        };
+        char *const none[] = { NULL };
+
+        if (!p.types)
+                p.types = none;
+        if (!p.mounted)
+                p.mounted = none;
+        broker_serve((int)json_integer_value(json_object_get(ctx, "fd")), &n, &p, devices, n_devices, out);
+        answer = json_pack("{s:i, s:b, s:b, s:s, s:s}", "error", out->error, "mounted", out->mounted, "unmounted",
+                           out->unmounted, "target", out->target, "line", out->line);
+        r = answer ? proto_send(sock, answer, NULL, 0) : -ENOMEM;
+        json_decref(answer);
+        free(out);
+        return r;
+}
+
+/* ---- back in the loop -------------------------------------------------------- */
+
+/* The line in the container's log (`kubemount logs NAME`) and the agent's. */
+static void broker_log(struct ctr *c, const char *line) {
+        log_msg(KM_LOG_INFO, "container %s: mount broker: %s", c->name, line);
+        if (c->detached && c->dir_fd >= 0) {
+                _cleanup_close_ int fd = openat(c->dir_fd, "log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+                if (fd >= 0)
+                        dprintf(fd, "kubemount: mount broker: %s\n", line);
+        }
+}
+
+static void brokered_remove(struct ctr *c, const char *target) {
+        for (size_t i = 0; i < c->n_brokered; i++)
+                if (streq(c->brokered[i], target)) {
+                        free(c->brokered[i]);
+                        memmove(c->brokered + i, c->brokered + i + 1, (c->n_brokered - i) * sizeof(char *));
+                        c->n_brokered--;
+                        return;
+                }
+}
+
+static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds) {
+        struct ctr *c = agent_find(a, json_string_value(json_object_get(ctx, "ctr")) ?: "");
+        const char *target = json_string_value(json_object_get(answer, "target"));
+        int fd = (int)json_integer_value(json_object_get(ctx, "fd"));
+
+        if (!c)
+                return 0;
+        if (!answer) {
+                /* Killed at its timeout, or died: the caller must not wait for ever. */
+                for (struct broker_listener *l = c->listeners; l; l = l->next)
+                        if (l->fd == fd)
+                                (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")), ETIMEDOUT);
+                broker_log(c, "a call was not served in time; the caller got ETIMEDOUT");
+                return 0;
+        }
+        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?");
+        if (target && json_is_true(json_object_get(answer, "mounted")))
+                (void)strv_append(&c->brokered, &c->n_brokered, target);
+        if (target && json_is_true(json_object_get(answer, "unmounted")))
+                brokered_remove(c, target);
+        return 0;
+}
+
+void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events) {
+        struct broker_notif n;
+        json_t *ctx;
+        char id[32];
+        int r;
+
+        if (l->fd < 0 || l->ctr->forgotten)
+                return;
+        if (!(events & EPOLLIN)) {
+                /* Every process under its filter is gone. */
+                agent_unwatch_close(a, &l->fd);
+                return;
+        }
+        r = broker_recv(l->fd, &n);
+        if (r < 0) {
+                if (r != -ENOENT && r != -EINTR)
+                        log_msg(KM_LOG_WARNING, "container %s: mount broker: receive: %s", l->ctr->name, strerror(-r));
+                return;
+        }
+        snprintf(id, sizeof(id), "%" PRIx64, n.id);
+        ctx = json_pack("{s:s, s:s, s:i, s:i, s:i, s:[]}", "ctr", l->ctr->name, "id", id, "pid", (int)n.pid, "nr", n.nr,
+                        "fd", l->fd, "args");
+        for (size_t i = 0; ctx && i < ELEMENTSOF(n.args); i++) {
+                char v[32];
+
+                snprintf(v, sizeof(v), "%" PRIx64, n.args[i]);
+                json_array_append_new(json_object_get(ctx, "args"), json_string(v));
+        }
+        r = ctx ? agent_worker_start(a, -EBADF, ctx, BROKER_TIMEOUT_MS, broker_work, broker_done, &l->fd, 1) : -ENOMEM;
+        if (r < 0) {
+                log_msg(KM_LOG_WARNING, "container %s: mount broker: %s", l->ctr->name, strerror(-r));
+                (void)broker_answer(l->fd, n.id, -r);
+        }
+}
+
+void agent_broker_done(struct agent *a) {
+        closep(&a->userns_fd);
+        seccomp_program_done(&a->broker_filter);
+}

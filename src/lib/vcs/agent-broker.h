@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent's side of the mount broker (broker.h): the user namespace and
+ * the filter an unprivileged container is launched with, its listeners in
+ * the loop, and one worker per trapped call (a mount may block for as long
+ * as its server does, the loop never).  Above the workers and the table.
+ */
+#pragma once
+
+#include "agent-workers.h"
+
+/*
+ * For launching c (spec->broker or a user namespace): the user namespace of
+ * its id map (kept by the agent, made on first use) and the broker's filter
+ * (NULL unless spec->broker).  kubelet_dir: its policy's.
+ */
+int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir, int *ret_userns,
+                         const struct seccomp_program **ret_filter, struct km_error *err);
+
+/* Watches a listener of c's (taken, even on failure). */
+int agent_broker_listen(struct agent *a, struct ctr *c, int fd);
+
+/* A listener is readable (a call to serve) or hung up (its processes are gone). */
+void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events);
+
+/* The agent's own: its user namespace and filter. */
+void agent_broker_done(struct agent *a);
