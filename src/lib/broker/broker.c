@@ -290,7 +290,7 @@ static int do_umount(const struct broker_policy *p, const struct broker_verdict 
 }
 
 static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
-                   const struct broker_call *c, const struct broker_verdict *v, const dev_t *devices, size_t n_devices,
+                   const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
                    char *why, size_t why_size) {
         _cleanup_close_ int target = -EBADF, device = -EBADF;
         char at[64], dev[64];
@@ -310,7 +310,8 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         case BROKER_DO_MOUNT:
                 if (fstype_is_nodev(c->fstype))
                         r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
-                else if ((r = device_source(n->pid, c->source, devices, n_devices, &device, why, why_size)) >= 0) {
+                else if ((r = device_source(n->pid, c->source, view->devices, view->n_devices, &device, why,
+                                            why_size)) >= 0) {
                         snprintf(dev, sizeof(dev), "/proc/self/fd/%d", device);
                         r = mount(dev, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
                 }
@@ -320,8 +321,37 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         }
 }
 
-void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p, const dev_t *devices,
-                  size_t n_devices, struct broker_outcome *out) {
+/*
+ * The host's path of the container's path: through the deepest bind that
+ * holds it (a bind of the kubelet dir at its own path changes nothing).
+ * Components are compared whole; the policy checks the result.
+ */
+static int translate(const struct broker_view *view, char **path) {
+        const struct broker_bind *best = NULL;
+        size_t best_len = 0;
+        char *host;
+
+        if (!*path)
+                return 0;
+        for (size_t i = 0; i < view->n_binds; i++) {
+                const char *d = view->binds[i].destination;
+                size_t len = streq(d, "/") ? 0 : strlen(d);
+
+                if (strncmp(*path, d, len) == 0 && ((*path)[len] == '/' || (*path)[len] == '\0') &&
+                    (!best || len >= best_len))
+                        best = &view->binds[i], best_len = len;
+        }
+        if (!best)
+                return -EPERM;
+        if (asprintf(&host, "%s%s", best->source, *path + best_len) < 0)
+                return -ENOMEM;
+        free(*path);
+        *path = host;
+        return 0;
+}
+
+void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p,
+                  const struct broker_view *view, struct broker_outcome *out) {
         char *strings[4] = {}, why[256] = "";
         struct broker_call c = {};
         struct broker_verdict v = { .fuse_fd = -1 };
@@ -342,14 +372,24 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 out->error = -r;
                 goto answer;
         }
-        if ((r = broker_decide(p, &c, &v)) < 0) {
+        /* A path of the container's own tree is not the host's: untranslated, the policy refuses it. */
+        if ((c.target && c.target[0] == '/' && translate(view, &strings[1]) == -ENOMEM) ||
+            (c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND) && c.source && c.source[0] == '/' &&
+             translate(view, &strings[0]) == -ENOMEM))
+                r = -ENOMEM;
+        else {
+                c.source = strings[0];
+                c.target = strings[1];
+                r = broker_decide(p, &c, &v);
+        }
+        if (r < 0) {
                 out->error = -r;
                 snprintf(out->line, sizeof(out->line), "%s", strerror(-r));
                 goto answer;
         }
         if (v.action == BROKER_DENY)
                 out->error = v.error;
-        else if ((r = perform(listener, n, p, &c, &v, devices, n_devices, why, sizeof(why))) < 0) {
+        else if ((r = perform(listener, n, p, &c, &v, view, why, sizeof(why))) < 0) {
                 out->error = -r;
                 if (!*why)
                         snprintf(why, sizeof(why), "%s", strerror(-r));

@@ -42,10 +42,23 @@ struct broker_outcome {
         char line[1024];   /* for the log: broker_describe(), or what failed */
 };
 
+/* What the container sees of the host: a bind of host path source at destination. */
+struct broker_bind {
+        const char *destination, *source;
+};
+
+/* The container's view of the host, for broker_serve. */
+struct broker_view {
+        const struct broker_bind *binds; /* a target (or bind source) is translated through the deepest bind */
+        size_t n_binds;                  /* holding it; one below none is refused */
+        const dev_t *devices;            /* the block devices the container was given (st_rdev) */
+        size_t n_devices;
+};
+
 /*
- * Serves n (received on listener) with policy p; devices: the block
- * devices the container was given (st_rdev values, n_devices).  Always
- * answers the caller (unless it is gone) and fills *out.
+ * Serves n (received on listener) with policy p, whose paths are the
+ * host's: the call's paths are translated through view's binds first.
+ * Always answers the caller (unless it is gone) and fills *out.
  */
-void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p, const dev_t *devices,
-                  size_t n_devices, struct broker_outcome *out);
+void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p,
+                  const struct broker_view *view, struct broker_outcome *out);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 #include <sys/sysmacros.h>
 
 #include "agent-broker.h"
@@ -76,7 +77,8 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         };
         json_t *args = json_object_get(ctx, "args"), *answer;
         dev_t devices[64];
-        size_t n_devices = 0;
+        struct broker_bind binds[64];
+        struct broker_view view = { binds, 0, devices, 0 };
         struct broker_outcome *out = calloc(1, sizeof(*out));
         int r;
 
@@ -84,9 +86,14 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                 return -ENOENT;
         for (size_t i = 0; i < ELEMENTSOF(n.args); i++)
                 n.args[i] = hex_u64(json_array_get(args, i));
-        for (size_t i = 0; i < c->spec->n_devices && n_devices < ELEMENTSOF(devices); i++)
+        for (size_t i = 0; i < c->spec->n_devices && view.n_devices < ELEMENTSOF(devices); i++)
                 if (c->spec->devices[i].type == 'b')
-                        devices[n_devices++] = makedev(c->spec->devices[i].major, c->spec->devices[i].minor);
+                        devices[view.n_devices++] = makedev(c->spec->devices[i].major, c->spec->devices[i].minor);
+        for (size_t i = 0; i < c->spec->n_mounts && view.n_binds < ELEMENTSOF(binds); i++)
+                if (c->spec->mounts[i].source && c->spec->mounts[i].source[0] == '/' &&
+                    (c->spec->mounts[i].flags & MS_BIND))
+                        binds[view.n_binds++] =
+                                (struct broker_bind){ c->spec->mounts[i].destination, c->spec->mounts[i].source };
         struct broker_policy p = {
                 .kubelet_dir = c->kubelet_dir,
                 .serves = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target")),
@@ -103,7 +110,7 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                 p.types = none;
         if (!p.mounted)
                 p.mounted = none;
-        broker_serve((int)json_integer_value(json_object_get(ctx, "fd")), &n, &p, devices, n_devices, out);
+        broker_serve((int)json_integer_value(json_object_get(ctx, "fd")), &n, &p, &view, out);
         answer = json_pack("{s:i, s:b, s:b, s:s, s:s}", "error", out->error, "mounted", out->mounted, "unmounted",
                            out->unmounted, "target", out->target, "line", out->line);
         r = answer ? proto_send(sock, answer, NULL, 0) : -ENOMEM;
