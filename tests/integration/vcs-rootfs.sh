@@ -18,6 +18,7 @@
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+export KM_RUN_PRIVILEGED=1 # these containers make their own mounts (see tests/lib/rootfs.sh km)
 node_sandbox "$@"
 need_tools runc crun python3
 [[ -n ${VCS_LAYER:-} && -x $VCS_LAYER ]] || { echo "Bail out! no vcs-layer driver: set VCS_LAYER (meson test sets it)"; exit 1; }

@@ -11,6 +11,7 @@
 # shellcheck disable=SC2016 # single-quoted scripts are expanded by a shell in the container
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+export KM_RUN_PRIVILEGED=1 # these containers make their own mounts (see tests/lib/rootfs.sh km)
 node_sandbox "$@"
 
 cgroup_v2
@@ -49,6 +50,7 @@ run_kubelet() {
 }
 
 run_kubelet timeout 30 "$KUBEMOUNT" --host-mount-ns /rootfs/proc/1/ns/mnt run --detach --name kvcs --rootfs "$ROOTFS" \
+        --allow-mount fuse --allow-mount fuse.bindfs \
         --mount "$V:/srv" --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- bindfs -f /srv "$C/k"
 kubelet=$SPAWNED
 if wait_for 10 is_mounted host "$P/k"; then ok "kubelet: run --detach of bindfs; the mount is in the host"; else

@@ -297,10 +297,24 @@ VCS_GUARD='[ -e /etc/kubemount-test-rootfs ] || { echo "not in the test rootfs" 
 # a hung kubemount fails its test instead of the whole script.  After the
 # first hang, later calls get 5 s, so that the script still ends within
 # meson's timeout; the message is on stderr (ERR after run).
+# A suite that sets KM_RUN_PRIVILEGED=1 tests --privileged containers (their own
+# mounts, propagation of those): every `km run` of it gets --privileged.  The
+# unprivileged default and its mount broker have suites of their own.
 VCS_TIMEOUT=${VCS_TIMEOUT:-30}
 km() {
         local limit=$VCS_TIMEOUT start=$SECONDS rc
         [[ -e $KM_SCRATCH/km-hung ]] && limit=5
+        if [[ ${KM_RUN_PRIVILEGED:-0} == 1 ]]; then
+                # before the command's "--" (or last), so that the rest reads as written
+                local args=() arg seen=0 done=0
+                for arg in "$@"; do
+                        [[ $seen == 1 && $done == 0 && $arg == -- ]] && done=1 && args+=(--privileged)
+                        args+=("$arg")
+                        [[ $arg == run ]] && seen=1
+                done
+                [[ $seen == 1 && $done == 0 ]] && args+=(--privileged)
+                set -- "${args[@]}"
+        fi
         timeout -k 2 "$limit" "$KUBEMOUNT" "$@"
         rc=$?
         if ((rc == 124 || rc == 137)) && ((SECONDS - start >= limit)); then

@@ -148,8 +148,13 @@ static unsigned caller_fd_flags(pid_t pid, int fd) {
         return flags;
 }
 
-/* Whether the kernel lists fstype as needing no device ("nodev" in /proc/filesystems). */
-static bool fstype_is_nodev(const char *fstype) {
+/*
+ * Whether source is only a name to the kernel: fstype is listed "nodev" in
+ * /proc/filesystems, or is not listed (a module the mount may load) and
+ * source is a network address ("host:/export", "//server/share").  Else
+ * the kernel looks source up as a device path: device_source().
+ */
+static bool fstype_is_nodev(const char *fstype, const char *source) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
         size_t size;
@@ -166,7 +171,7 @@ static bool fstype_is_nodev(const char *fstype) {
                         return startswith(line, "nodev");
                 line = end ? end + 1 : NULL;
         }
-        return false;
+        return source && (strchr(source, ':') || startswith(source, "//"));
 }
 
 /*
@@ -308,7 +313,7 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         case BROKER_DO_BIND:
                 return do_bind(p, v, c, target, why, why_size);
         case BROKER_DO_MOUNT:
-                if (fstype_is_nodev(c->fstype))
+                if (fstype_is_nodev(c->fstype, c->source))
                         r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
                 else if ((r = device_source(n->pid, c->source, view->devices, view->n_devices, &device, why,
                                             why_size)) >= 0) {
