@@ -352,30 +352,6 @@ void broker_verdict_done(struct broker_verdict *v) {
         v->data = NULL;
 }
 
-/*
- * A source as the log shows it.  secret_mask_word() masks KEY=VALUE and
- * scheme://user:PASSWORD@host, but not the scheme-less user:PASSWORD@host of
- * sshfs ("u:p@h:/") or cifs ("//u:p@h/s"): from the first ':' to the last
- * '@' is masked as well (in doubt, more).
- */
-static char *mask_source(const char *source) {
-        _cleanup_free_ char *m = secret_mask_word(source);
-        const char *start, *colon, *at;
-        char *r;
-
-        if (!m)
-                return NULL;
-        at = strrchr(m, '@');
-        start = strstr(m, "://");
-        start = start && at && start < at ? start + 3 : m;
-        colon = at ? memchr(start, ':', (size_t)(at - start)) : NULL;
-        if (!colon || colon + 1 == at)
-                return TAKE_PTR(m);
-        if (asprintf(&r, "%.*s%s%s", (int)(colon + 1 - m), m, SECRET_MASK, at) < 0)
-                return NULL;
-        return r;
-}
-
 char *broker_describe(const struct broker_call *c, const struct broker_verdict *v) {
         _cleanup_free_ char *target = NULL, *source = NULL, *masked = NULL, *opts = NULL, *words = NULL, *shown = NULL,
                             *type = NULL;
@@ -392,7 +368,7 @@ char *broker_describe(const struct broker_call *c, const struct broker_verdict *
                 return line;
         }
         flags = allowed ? v->flags : c->flags;
-        if (c->source && !(masked = mask_source(c->source)))
+        if (c->source && !(masked = secret_mask_source(c->source)))
                 return NULL;
         opts = options_mask(allowed ? v->data : c->data, false);
         words = opts ? mount_options_from_ms(flags & ~(MS_BIND | MS_REC), opts) : NULL;

@@ -85,7 +85,7 @@ void broker_verdict_done(struct broker_verdict *v);
 /*
  * One line for the log about the call and its verdict, option values that
  * may be secrets masked (options_mask()), the source's password too
- * (secret_mask_word() and user:PASSWORD@host), control characters as \xNN:
+ * (secret_mask_source()), control characters as \xNN:
  * "mount -t fuse.sshfs u@h:/ on /var/lib/... (nosuid,nodev,user_id=1879048192,
  * ...,allow_other): allowed", "mount --bind SRC on TARGET: ...",
  * "umount TARGET: refused: WHY".  An allowed call shows the verdict's flags
