@@ -549,6 +549,34 @@ static void test_secret_word_option_strings(void **state) {
         expect_word("password=" SECRET " two,ro", "password=<masked>,ro");
 }
 
+static void expect_source(const char *source, const char *expected) {
+        char *masked = secret_mask_source(source);
+
+        test_note("source '%s' -> '%s'", source ? source : "(null)", masked ? masked : "(null)");
+        assert_non_null(masked);
+        assert_string_equal(masked, expected);
+        free(masked);
+}
+
+static void test_secret_mount_sources(void **state) {
+        expect_source(NULL, "");
+        expect_source("", "");
+        expect_source("u@h:/srv", "u@h:/srv");
+        expect_source("srv:/exports/a", "srv:/exports/a");
+        expect_source("//fs.example.com/share", "//fs.example.com/share");
+        expect_source("[fe80::1]:/x", "[fe80::1]:/x");
+        expect_source("u:" SECRET "@h:/srv", "u:<masked>@h:/srv");
+        expect_source("sshfs#u:" SECRET "@h:/", "sshfs#u:<masked>@h:/");
+        expect_source("//u:" SECRET "@h/share", "//u:<masked>@h/share");
+        expect_source("https://u:" SECRET "@h/x", "https://u:<masked>@h/x");
+        expect_source("u:" SECRET "@still" SECRET "@h:/", "u:<masked>@h:/"); /* to the last '@' */
+        expect_source("u:@h:/", "u:@h:/");
+        expect_source("s3:pass=" SECRET, "s3:pass=<masked>");
+        /* Either reading alone would show part of the other's secret. */
+        expect_source("u:" SECRET "password=@h:/", "u:<masked>");
+        expect_source("u:x,password=@" SECRET, "u:<masked>");
+}
+
 static void test_secret_word_keeps_the_rest(void **state) {
         expect_word("", "");
         expect_word("ro,vers=4,hard,,x=", "ro,vers=4,hard,,x=");
@@ -860,6 +888,7 @@ int main(void) {
                 cmocka_unit_test(test_mount_refuses_invalid_specs),
                 cmocka_unit_test(test_secret_word_option_strings),
                 cmocka_unit_test(test_secret_word_keeps_the_rest),
+                cmocka_unit_test(test_secret_mount_sources),
                 cmocka_unit_test(test_secret_word_environment),
                 cmocka_unit_test(test_secret_word_shell_scripts),
                 cmocka_unit_test(test_secret_word_urls),

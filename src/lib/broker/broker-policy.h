@@ -48,12 +48,12 @@ enum broker_action {
 
 struct broker_verdict {
         enum broker_action action;
-        int error;     /* DENY: the errno the caller gets (EPERM; EINVAL for a malformed call) */
+        int error;     /* DENY: the errno the caller gets (EPERM; EINVAL for a malformed call; see below) */
         char why[256]; /* DENY: one line for the log, with no option value in it */
-        unsigned long
-                flags; /* to pass on: MS_NOSUID|MS_NODEV added unless keep_suid_dev; umount: UMOUNT_NOFOLLOW added */
-        char *data;    /* to pass on (malloc'ed, may be NULL); FUSE: without fd=, ids mapped, allow_other */
-        int fuse_fd;   /* FUSE: the caller's fd=N, where the broker installs its /dev/fuse fd */
+        /* To pass on: MS_NOSUID|MS_NODEV added unless keep_suid_dev; umount: UMOUNT_NOFOLLOW added. */
+        unsigned long flags;
+        char *data;  /* to pass on (malloc'ed, may be NULL); FUSE: without fd=, ids mapped, allow_other */
+        int fuse_fd; /* FUSE: the caller's fd=N, where the broker installs its /dev/fuse fd */
 };
 
 /*
@@ -71,15 +71,24 @@ struct broker_verdict {
  *    host_uid + U, host_gid + G; allow_other is added; fd= is removed;
  *  - umount: target is in p->mounted; flags only MNT_FORCE, MNT_DETACH,
  *    UMOUNT_NOFOLLOW.
- * Returns 0 (v filled, the DENY case included) or -ENOMEM.
+ * The errno of a refusal: EPERM for what the policy forbids (paths, types,
+ * MS_REMOUNT, MS_MOVE, propagation, MS_MANDLOCK, the count); EINVAL for
+ * what the kernel would not take either (unknown flags, malformed options,
+ * FUSE's fd=, user_id=, group_id=, subtype=); EFAULT for a NULL target
+ * or bind source; ENAMETOOLONG for a path or source of PATH_MAX bytes or more.
+ * v->why names the rule, never an option value nor a bind source.
+ * Returns 0 (v filled, the DENY case included) or -ENOMEM (v a DENY too).
  */
 int broker_decide(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v);
 void broker_verdict_done(struct broker_verdict *v);
 
 /*
  * One line for the log about the call and its verdict, option values that
- * may be secrets masked (options_mask()): "mount fuse.sshfs on /var/lib/...
- * (allow_other,user_id=1879048192,...): allowed" or "...: refused: WHY".
- * malloc'ed, or NULL.
+ * may be secrets masked (options_mask()), the source's password too
+ * (secret_mask_source()), control characters as \xNN:
+ * "mount -t fuse.sshfs u@h:/ on /var/lib/... (nosuid,nodev,user_id=1879048192,
+ * ...,allow_other): allowed", "mount --bind SRC on TARGET: ...",
+ * "umount TARGET: refused: WHY".  An allowed call shows the verdict's flags
+ * and data, a refused one the call's.  malloc'ed, or NULL.
  */
 char *broker_describe(const struct broker_call *c, const struct broker_verdict *v);

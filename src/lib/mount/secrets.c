@@ -225,6 +225,49 @@ char *secret_mask_word(const char *word) {
         return m.out;
 }
 
+/* A scheme-less user:PASSWORD@host: from the first ':' (after "://" if any) to the last '@'. */
+static bool userinfo_password(const char *s, size_t *start, size_t *end) {
+        const char *at = strrchr(s, '@'), *from = strstr(s, "://"), *colon;
+
+        if (!at)
+                return false;
+        from = from && from < at ? from + 3 : s;
+        colon = memchr(from, ':', (size_t)(at - from));
+        if (!colon || colon + 1 == at)
+                return false;
+        *start = (size_t)(colon + 1 - s);
+        *end = (size_t)(at - s);
+        return true;
+}
+
+static int mark_span(size_t start, size_t end, void *userdata) {
+        memset((bool *)userdata + start, true, end - start);
+        return 0;
+}
+
+char *secret_mask_source(const char *source) {
+        const char *s = source ? source : "";
+        size_t n = strlen(s), start, end;
+        _cleanup_free_ bool *mask = calloc(n + 1, sizeof(bool));
+        struct masker m = { .s = s };
+
+        if (!mask || append(&m, "", 0) < 0)
+                return NULL;
+        /* Both readings on the original, their ranges united: one cannot hide the other's. */
+        (void)scan(s, mark_span, mask);
+        if (userinfo_password(s, &start, &end))
+                memset(mask + start, true, end - start);
+        for (size_t i = 0, j; i < n; i = j) {
+                for (j = i; j < n && mask[j] == mask[i]; j++)
+                        ;
+                if (append(&m, mask[i] ? SECRET_MASK : s + i, mask[i] ? strlen(SECRET_MASK) : j - i) < 0) {
+                        free(m.out);
+                        return NULL;
+                }
+        }
+        return m.out;
+}
+
 /* A whole argv word "--KEY" or "-KEY" (no value in it) with a sensitive KEY. */
 static bool is_secret_flag(const char *w) {
         return w[0] == '-' && w[1] && !strchr(w, '=') && option_key_is_sensitive(w, strlen(w));

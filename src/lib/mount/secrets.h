@@ -29,6 +29,12 @@
 /* WORD with every secret value replaced by "<masked>" (malloc'ed; NULL: out of memory). */
 char *secret_mask_word(const char *word);
 /*
+ * A mount source for display: what secret_mask_word() masks, and also the
+ * password of a user:PASSWORD@host without a scheme (sshfs "u:p@h:/",
+ * "sshfs#u:p@h:/", cifs "//u:p@h/s"): from the first ':' to the last '@'.
+ */
+char *secret_mask_source(const char *source);
+/*
  * An argv for display: each word masked, and a word after a bare --KEY (or
  * -KEY) with a sensitive KEY replaced whole.  km_strv_free() it.
  */
