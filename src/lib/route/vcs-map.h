@@ -13,11 +13,13 @@
  *      earlier one:
  *        {"mappings": [{"types": ["nfs", "nfs4"], "image": "REF",
  *                       "policy": "auto"|"host"|"container", "daemon": BOOL,
- *                       "options": "OPT,OPT"}]}
+ *                       "options": "OPT,OPT", "privileged": BOOL}]}
  *      (image is required unless policy is host; policy defaults to auto;
  *      daemon to whether the type's client keeps running, which cannot be
  *      turned off; options, added to the kubelet's when the image mounts,
- *      to none);
+ *      to none; privileged, a container with the VCS capabilities in the
+ *      host's user namespace that makes its own mounts, to false: the
+ *      default container is unprivileged and the broker makes its mounts);
  *   4. the compiled-in defaults, naming the images of images/; besides the
  *      mount types, ext2, ext3, ext4, xfs and the pseudo-type "block-tools"
  *      (blkid, blockdev, fsck) map the tools of the multi-call form
@@ -52,9 +54,10 @@ struct vcs_entry {
         char *type;  /* "nfs", "fuse.sshfs" */
         char *image; /* reference as given; NULL for a host-only entry */
         enum vcs_policy policy;
-        bool daemon;   /* the client keeps running while mounted */
-        char *options; /* mount options the image's mount gets besides the kubelet's ("nolock"), or NULL */
-        char *source;  /* "command line", "configmap DIR", "FILE", "default" */
+        bool daemon;     /* the client keeps running while mounted */
+        char *options;   /* mount options the image's mount gets besides the kubelet's ("nolock"), or NULL */
+        bool privileged; /* its container keeps host capabilities and mounts by itself (no broker) */
+        char *source;    /* "command line", "configmap DIR", "FILE", "default" */
 };
 
 struct vcs_map {
