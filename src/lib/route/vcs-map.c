@@ -22,22 +22,26 @@
 /*
  * The images of images/, as `kubemount image import oci:build/images/NAME` names them.
  * ext2/3/4, xfs and block-tools are the tools of the multi-call form (vcs-tools.h).
+ * xfs is privileged: the kernel wants CAP_SYS_ADMIN of the host's user namespace for
+ * mkfs.xfs's BLKBSZSET and for xfs_growfs (XFS_IOC_FSGROWFSDATA), which no user
+ * namespace of a container gives.
  */
 static const struct {
         const char *type, *image;
+        bool privileged;
 } defaults[] = {
-        { "block-tools", "fuse-tools:latest" },
-        { "ceph", "rbd:latest" },
-        { "ext2", "fuse-tools:latest" },
-        { "ext3", "fuse-tools:latest" },
-        { "ext4", "fuse-tools:latest" },
-        { "fuse.bindfs", "fuse-tools:latest" },
-        { "fuse.squashfuse", "fuse-tools:latest" },
-        { "fuse.sshfs", "fuse-tools:latest" },
-        { "glusterfs", "glusterfs:latest" },
-        { "nfs", "nfs:latest" },
-        { "nfs4", "nfs:latest" },
-        { "xfs", "fuse-tools:latest" },
+        { "block-tools", "fuse-tools:latest", false },
+        { "ceph", "rbd:latest", false },
+        { "ext2", "fuse-tools:latest", false },
+        { "ext3", "fuse-tools:latest", false },
+        { "ext4", "fuse-tools:latest", false },
+        { "fuse.bindfs", "fuse-tools:latest", false },
+        { "fuse.squashfuse", "fuse-tools:latest", false },
+        { "fuse.sshfs", "fuse-tools:latest", false },
+        { "glusterfs", "glusterfs:latest", false },
+        { "nfs", "nfs:latest", false },
+        { "nfs4", "nfs:latest", false },
+        { "xfs", "fuse-tools:latest", true },
 };
 
 const char *vcs_policy_to_string(enum vcs_policy p) {
@@ -600,8 +604,8 @@ int vcs_map_load(const struct vcs_map_sources *s, struct vcs_map **ret, struct k
                 _cleanup_(batch_done) struct batch b = {};
 
                 for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
-                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, NULL, false,
-                                      "default", err);
+                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, NULL,
+                                      defaults[i].privileged, "default", err);
                         if (r < 0)
                                 return r;
                 }

@@ -23,7 +23,8 @@
  *   4. the compiled-in defaults, naming the images of images/; besides the
  *      mount types, ext2, ext3, ext4, xfs and the pseudo-type "block-tools"
  *      (blkid, blockdev, fsck) map the tools of the multi-call form
- *      (vcs-tools.h) to fuse-tools:latest.
+ *      (vcs-tools.h) to fuse-tools:latest; xfs is privileged (mkfs.xfs and
+ *      xfs_growfs need CAP_SYS_ADMIN of the host), every other one is not.
  *
  * The highest source that names a type gives its whole entry (no merging of
  * fields).  A source is taken whole or not at all: a bad file, ConfigMap or
