@@ -114,21 +114,32 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
         return r < 0 ? EXIT_NO : 0;
 }
 
-static void print_row(json_t *c, int name_width) {
-        json_t *code = json_object_get(c, "exit_code"), *cmd = json_object_get(c, "command"), *v;
-        json_t *mount = json_object_get(c, "mount");
-        const char *digest = json_string_value(json_object_get(c, "digest"));
-        char status[32];
-        size_t i;
+/*
+ * "running", "exited 1", ...; ",privileged" after it for a container with host
+ * capabilities (state.json's "privileged": absent in an older agent's, then nothing).
+ */
+static void row_status(json_t *c, char *buf, size_t size) {
+        json_t *code = json_object_get(c, "exit_code");
+        const char *mark = json_is_true(json_object_get(c, "privileged")) ? ",privileged" : "";
 
         if (json_is_true(json_object_get(c, "running")))
-                snprintf(status, sizeof(status), "running");
+                snprintf(buf, size, "running%s", mark);
         else if (json_is_integer(code))
-                snprintf(status, sizeof(status), "exited %lld", (long long)json_integer_value(code));
+                snprintf(buf, size, "exited %lld%s", (long long)json_integer_value(code), mark);
         else
-                snprintf(status, sizeof(status), "%s", json_string_value(json_object_get(c, "status")) ?: "unknown");
-        printf("%-*s %-8lld %-12s %-20s %-19.19s", name_width, json_string_value(json_object_get(c, "name")) ?: "?",
-               (long long)json_integer_value(json_object_get(c, "pid")), status,
+                snprintf(buf, size, "%.32s%s", json_string_value(json_object_get(c, "status")) ?: "unknown", mark);
+}
+
+static void print_row(json_t *c, int name_width, int status_width) {
+        json_t *cmd = json_object_get(c, "command"), *v;
+        json_t *mount = json_object_get(c, "mount");
+        const char *digest = json_string_value(json_object_get(c, "digest"));
+        char status[64];
+        size_t i;
+
+        row_status(c, status, sizeof(status));
+        printf("%-*s %-8lld %-*s %-20s %-19.19s", name_width, json_string_value(json_object_get(c, "name")) ?: "?",
+               (long long)json_integer_value(json_object_get(c, "pid")), status_width, status,
                json_string_value(json_object_get(c, "created")) ?: "", digest ?: "-");
         if (mount)
                 /* A routed mount's container: what it serves says more than its idle command. */
@@ -146,7 +157,10 @@ int cmd_ps(struct cli *cli, int argc, char **argv) {
                 "List VCS containers: name, PID 1 (host pid), status, creation time, the\n"
                 "image's manifest digest (shortened; --json has it whole, and the reference),\n"
                 "and the command, or for a container that serves a routed mount, the mount\n"
-                "(\"mount TYPE on TARGET\").  Exited ones are listed with -a.\n";
+                "(\"mount TYPE on TARGET\").  Exited ones are listed with -a.  The status of\n"
+                "a privileged container (run --privileged, or a mapping entry's \"privileged\":\n"
+                "true: host capabilities, its own mounts) ends in \",privileged\"; --json has\n"
+                "\"privileged\" and the types the mount broker makes for it, \"mounts_allowed\".\n";
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "json", no_argument, NULL, 'J' },
@@ -193,15 +207,24 @@ int cmd_ps(struct cli *cli, int argc, char **argv) {
                 json_decref(doc);
                 return cli_print_json(out) < 0 ? EXIT_USAGE : 0;
         }
-        /* As wide as the longest name shown (a routed mount's container's is up to 63). */
-        int width = 24;
+        /* As wide as the longest name and status shown (a routed mount's container's name is up to 63). */
+        int width = 24, status_width = 12;
         json_array_foreach(list, i, e) {
                 size_t n = strlen(json_string_value(json_object_get(e, "name")) ?: "");
-                if ((all || json_is_true(json_object_get(e, "running"))) && n > (size_t)width)
+                char status[64];
+
+                if (!all && !json_is_true(json_object_get(e, "running")))
+                        continue;
+                row_status(e, status, sizeof(status));
+                if (n > (size_t)width)
                         width = (int)n;
+                if (strlen(status) > (size_t)status_width)
+                        status_width = (int)strlen(status);
         }
-        printf("%-*s %-8s %-12s %-20s %-19s %s\n", width, "NAME", "PID", "STATUS", "CREATED", "IMAGE", "COMMAND");
-        json_array_foreach(list, i, e) if (all || json_is_true(json_object_get(e, "running"))) print_row(e, width);
+        printf("%-*s %-8s %-*s %-20s %-19s %s\n", width, "NAME", "PID", status_width, "STATUS", "CREATED", "IMAGE",
+               "COMMAND");
+        json_array_foreach(list, i, e) if (all || json_is_true(json_object_get(e, "running")))
+                print_row(e, width, status_width);
         json_decref(doc);
         return 0;
 }

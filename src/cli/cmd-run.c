@@ -13,9 +13,16 @@ static const char help[] =
         "       kubemount run --image REF [OPTIONS] [-- COMMAND [ARGS...]]\n"
         "\n"
         "Run volume client software (mount.nfs, sshfs, bindfs, mkfs.xfs, ...) from a\n"
-        "root filesystem, in new mount, pid, uts and ipc namespaces, with the VCS\n"
-        "capability set, no_new_privs and the default seccomp filter.  Mounts made\n"
-        "in the container below a --mount bound rshared appear in the host and in pods.\n"
+        "root filesystem, in new mount, pid, uts and ipc namespaces, with no_new_privs\n"
+        "and the default seccomp filter.  The default is unprivileged: the command runs\n"
+        "in a user namespace of its own (its root is an unprivileged host id) with the\n"
+        "VCS capability set there and none in the host's, and each mount(2) or\n"
+        "umount2(2) it makes is made by kubemount in the host after a policy check:\n"
+        "only the types --allow-mount names, only below the kubelet dir, nosuid and\n"
+        "nodev forced; a refusal is EPERM and a line in 'kubemount logs NAME' (see\n"
+        "docs/SECURITY.md).  With --privileged it holds the VCS capability set in the\n"
+        "host's user namespace instead and makes its own mounts.  Mounts made below a\n"
+        "--mount bound rshared appear in the host and in pods.\n"
         "Containers are made by the kubemount agent, which this starts when needed\n"
         "(from the host's pid namespace); a containerized caller needs it running.\n"
         "\n"
@@ -39,6 +46,14 @@ static const char help[] =
         "  --net host|none        the host's network (default) or none\n"
         "  --host-dev             the host's /dev instead of a fresh one\n"
         "  --read-only            mount the root filesystem read-only\n"
+        "  --allow-mount TYPE     let kubemount make mounts of TYPE (fuse.sshfs, nfs,\n"
+        "                         tmpfs, ...) for the container; repeatable.  Default:\n"
+        "                         none, every mount it asks for is refused\n"
+        "  --privileged           the VCS capability set in the host's user namespace\n"
+        "                         and mounts of its own, unchecked: a host root for\n"
+        "                         whoever controls the image.  Only for clients that\n"
+        "                         cannot work otherwise (an iSCSI initiator, reserved\n"
+        "                         ports, raw devices); default: unprivileged\n"
         "  -w, --cwd DIR          working directory in the container (default /)\n"
         "  --timeout SECS         kill the container after SECS (exit status 124)\n"
         "  -i, --interactive      pass stdin (else the command reads /dev/null)\n"
@@ -102,6 +117,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 { "read-only", no_argument, NULL, 'r' },     { "cwd", required_argument, NULL, 'w' },
                 { "timeout", required_argument, NULL, 'T' }, { "interactive", no_argument, NULL, 'i' },
                 { "runtime", required_argument, NULL, 'U' }, { "print-spec", no_argument, NULL, 'P' },
+                { "privileged", no_argument, NULL, 'p' },    { "allow-mount", required_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
         };
         struct option opts[ELEMENTSOF(run_opts) + 5];
@@ -110,7 +126,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
         struct km_vcs *v = km_vcs_new();
         struct km_agent *agent = NULL;
         struct km_error err = {};
-        bool detach = false, interactive = false, print_spec = false;
+        bool detach = false, interactive = false, print_spec = false, said = false;
         int c, r = 0, ms, status = -1;
 
         memcpy(opts, run_opts, sizeof(run_opts));
@@ -159,6 +175,18 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                 case 'r':
                         km_vcs_set_readonly(v, true);
                         break;
+                case 'A':
+                        r = km_vcs_allow_mount(v, optarg);
+                        said = r == -EINVAL;
+                        if (said)
+                                cli_error(
+                                        "run: --allow-mount: '%s' is not a filesystem type name (at most 64 "
+                                        "letters, digits and . _ + -)",
+                                        optarg);
+                        break;
+                case 'p':
+                        km_vcs_set_privileged(v, true);
+                        break;
                 case 'w':
                         r = km_vcs_set_cwd(v, optarg);
                         break;
@@ -184,7 +212,7 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                         km_image_options_free(io);
                         return EXIT_RUN_FAILED;
                 }
-                if (r < 0)
+                if (r < 0 && !said)
                         cli_error("run: %s: invalid value '%s'", argv[optind - 1], optarg ? optarg : "");
         }
         /* Mount sources below it are walked as mount targets are: no symlink, no "..". */

@@ -14,11 +14,13 @@ static const char status_help[] =
         "  propagation  whether the kubelet dir is on a shared mount (kubemount check)\n"
         "  agent        whether the VCS agent answers (status never starts one)\n"
         "  mapping      each type of the table: who mounts it now (host or container)\n"
-        "               and why\n"
+        "               and why; \"(privileged)\" when its containers hold host\n"
+        "               capabilities (the entry's \"privileged\": true)\n"
         "  mounts       each routed mount: its container, image, digest, and health:\n"
         "               ok, corrupted (its FUSE daemon is gone: ENOTCONN), hung (no\n"
         "               answer in 2 s), not-mounted (gc releases the container), or\n"
-        "               stopped (the container ended, the mount may be left)\n"
+        "               stopped (the container ended, the mount may be left);\n"
+        "               \"(privileged)\" when the container holds host capabilities\n"
         "  images       the images in the store\n"
         "\n"
         "Exit status: 0 healthy, 1 something above is not (each named), 2 usage.\n";
@@ -90,9 +92,9 @@ static json_t *mapping_json(struct cli *cli, bool *healthy) {
                 if (route_decide(r, e->type, &d, &err) < 0)
                         continue;
                 json_array_append_new(a,
-                                      json_pack("{s:s, s:s, s:s, s:s?, s:s}", "type", e->type, "route",
+                                      json_pack("{s:s, s:s, s:s, s:s?, s:b, s:s}", "type", e->type, "route",
                                                 route_kind_to_string(d.route), "policy", vcs_policy_to_string(d.policy),
-                                                "image", e->image, "reason", d.reason));
+                                                "image", e->image, "privileged", e->privileged, "reason", d.reason));
         }
         return a;
 }
@@ -101,7 +103,7 @@ static json_t *mapping_json(struct cli *cli, bool *healthy) {
 static json_t *mounts_json(struct cli *cli, bool *alive, bool *healthy) {
         _cleanup_(km_agent_freep) struct km_agent *a = NULL;
         _cleanup_free_ char *text = NULL;
-        json_t *out = json_array(), *doc = NULL, *e;
+        json_t *out = json_array(), *doc = NULL, *e, *item;
         size_t i;
 
         *alive = km_agent_new(cli->host, NULL, &a) >= 0 && vcs_agent_alive(a) > 0;
@@ -116,10 +118,14 @@ static json_t *mounts_json(struct cli *cli, bool *alive, bool *healthy) {
                         continue;
                 health = mount_health(cli, target, json_is_true(json_object_get(e, "running")));
                 *healthy &= streq(health, "ok");
-                json_array_append_new(out, json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:s}", "target", target, "type",
-                                                     json_object_get(m, "type"), "container",
-                                                     json_object_get(e, "name"), "image", json_object_get(e, "image"),
-                                                     "digest", json_object_get(e, "digest"), "health", health));
+                item = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:s}", "target", target, "type",
+                                 json_object_get(m, "type"), "container", json_object_get(e, "name"), "image",
+                                 json_object_get(e, "image"), "digest", json_object_get(e, "digest"), "health", health);
+                /* As the agent recorded it; an older agent's state has none, and neither has this. */
+                if (item && json_is_boolean(json_object_get(e, "privileged")))
+                        json_object_set_new(item, "privileged",
+                                            json_boolean(json_is_true(json_object_get(e, "privileged"))));
+                json_array_append_new(out, item);
         }
         json_decref(doc);
         return out;
@@ -145,20 +151,23 @@ static void print_text(json_t *s) {
         printf("agent:       %s\n", json_is_true(json_object_get(s, "agent")) ? "running" : "not running");
         printf("\n%-20s %-10s %s\n", "TYPE", "ROUTE", "WHY");
         json_array_foreach(json_object_get(s, "mapping"), i, e) {
+                const char *route = json_string_value(json_object_get(e, "route")) ?: "?";
+                bool privileged = json_is_true(json_object_get(e, "privileged")) && streq(route, "container");
+
                 if (json_object_get(e, "warning"))
                         printf("warning: %s\n", json_string_value(json_object_get(e, "warning")));
                 else
-                        printf("%-20s %-10s %s\n", json_string_value(json_object_get(e, "type")),
-                               json_string_value(json_object_get(e, "route")),
-                               json_string_value(json_object_get(e, "reason")));
+                        printf("%-20s %-10s %s%s\n", json_string_value(json_object_get(e, "type")), route,
+                               json_string_value(json_object_get(e, "reason")), privileged ? " (privileged)" : "");
         }
         printf("\n%-12s %-24s %-19s %s\n", "HEALTH", "CONTAINER", "DIGEST", "MOUNT");
         json_array_foreach(json_object_get(s, "mounts"), i, e)
-                printf("%-12s %-24s %-19.19s %s on %s\n", json_string_value(json_object_get(e, "health")),
+                printf("%-12s %-24s %-19.19s %s on %s%s\n", json_string_value(json_object_get(e, "health")),
                        json_string_value(json_object_get(e, "container")) ?: "?",
                        json_string_value(json_object_get(e, "digest")) ?: "-",
                        json_string_value(json_object_get(e, "type")) ?: "?",
-                       json_string_value(json_object_get(e, "target")));
+                       json_string_value(json_object_get(e, "target")),
+                       json_is_true(json_object_get(e, "privileged")) ? " (privileged)" : "");
         printf("\n%-48s %s\n", "IMAGE", "MANIFEST");
         json_array_foreach(json_object_get(s, "images"), i, e)
                 printf("%-48s %.19s\n", json_string_value(json_object_get(e, "ref")) ?: "?",

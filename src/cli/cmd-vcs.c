@@ -9,7 +9,10 @@ static const char vcs_help[] =
         "\n"
         "The effective table of filesystem types and the VCS images that serve them,\n"
         "one line per type, sorted by type: image, policy (auto, host or container),\n"
-        "whether the client keeps running (daemon), and where the entry came from.\n"
+        "whether the client keeps running (daemon), and where the entry came from;\n"
+        "\"(privileged)\" after it marks an entry whose containers keep the VCS\n"
+        "capabilities in the host's user namespace and make their own mounts (the\n"
+        "default is unprivileged: mounts made by kubemount after a policy check).\n"
         "Sources, highest first: the command line, the ConfigMap directory, the files\n"
         "of /etc/kubemount/vcs.d/*.json, the compiled-in defaults (see kubemount(8)).\n"
         "vcs pull pulls every image of the table once (see kubemount vcs pull --help).\n"
@@ -24,8 +27,9 @@ static const char vcs_help[] =
 
 static json_t *entry_json(const struct vcs_entry *e) {
         _cleanup_free_ char *options = e->options ? km_options_mask(e->options) : NULL;
-        return json_pack("{s:s, s:s?, s:s, s:b, s:s?, s:s}", "type", e->type, "image", e->image, "policy",
-                         vcs_policy_to_string(e->policy), "daemon", e->daemon, "options", options, "source", e->source);
+        return json_pack("{s:s, s:s?, s:s, s:b, s:s?, s:b, s:s}", "type", e->type, "image", e->image, "policy",
+                         vcs_policy_to_string(e->policy), "daemon", e->daemon, "options", options, "privileged",
+                         e->privileged, "source", e->source);
 }
 
 static int print_table(struct cli *cli, const struct vcs_map *m) {
@@ -50,6 +54,8 @@ static int print_table(struct cli *cli, const struct vcs_map *m) {
                 /* Last, so that the columns of tables without them stay as they were. */
                 if (options)
                         printf(" (options %s)", options);
+                if (e->privileged)
+                        fputs(" (privileged)", stdout);
                 putchar('\n');
         }
         return EXIT_OK;

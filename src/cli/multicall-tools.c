@@ -238,6 +238,8 @@ static int run_image(struct km_host *host, const struct vcs_tool *tool, const st
         if (r >= 0)
                 r = km_vcs_set_kubelet_dir(p.v, kubelet_dir);
         km_vcs_set_host_network(p.v, false);
+        /* The tools mount nothing (xfs_growfs works on a mount point bound in): the broker allows no type. */
+        km_vcs_set_privileged(p.v, e->privileged);
         if (r < 0) {
                 error_set(&err, r, "container");
         } else {

@@ -96,7 +96,49 @@ static void test_explain(void **state) {
         assert_non_null(strstr(json, "\"route\": \"container\""));
         assert_non_null(strstr(json, "\"options\": \"nolock\""));
         assert_non_null(strstr(json, "\"daemon\": false"));
+        assert_non_null(strstr(json, "\"privileged\": false"));
         free(json);
+}
+
+static void test_explain_privileged(void **state) {
+        struct fixture *f = *state;
+        char *json = NULL;
+        struct km_error err = {};
+
+        put_mappings(f, "{\"mappings\": [{\"types\": [\"kmtest\"], \"image\": \"x/y:1\", \"privileged\": true}]}");
+        assert_int_equal(km_route_explain(f->r, "kmtest", &json, &err), 0);
+        assert_non_null(strstr(json, "\"privileged\": true"));
+        free(json);
+}
+
+/* What the broker may mount for a container that serves a type. */
+static void test_mount_types(void **state) {
+        static const struct {
+                const char *type, *expect[3];
+        } cases[] = {
+                { "nfs", { "nfs", "fuse.nfs", NULL } },
+                { "glusterfs", { "glusterfs", "fuse.glusterfs", NULL } },
+                { "fuse.sshfs", { "fuse.sshfs", "fuse", NULL } },
+                { "fuse", { "fuse", NULL } },
+                { "fuseblk.ntfs", { "fuseblk.ntfs", "fuseblk", NULL } },
+                { "fuseblk", { "fuseblk", NULL } },
+                { "fusex", { "fusex", "fuse.fusex", NULL } },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char **types = NULL;
+                size_t n = 0;
+
+                assert_int_equal(route_mount_types(cases[i].type, &types), 0);
+                for (; types[n]; n++) {
+                        assert_true(n < 2);
+                        assert_non_null(cases[i].expect[n]);
+                        assert_string_equal(types[n], cases[i].expect[n]);
+                }
+                assert_null(cases[i].expect[n]);
+                km_strv_free(types);
+        }
 }
 
 static void test_bad_command_line(void **state) {
@@ -139,6 +181,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_policies, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_explain_privileged, setup, teardown),
+                cmocka_unit_test(test_mount_types),
                 cmocka_unit_test_setup_teardown(test_bad_command_line, setup, teardown),
                 cmocka_unit_test(test_container_names),
         };

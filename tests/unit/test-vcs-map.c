@@ -126,6 +126,9 @@ static void test_defaults(void **state) {
         expect_entry(f, "ext4", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
         expect_entry(f, "xfs", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
         expect_entry(f, "block-tools", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
+        /* Unprivileged, every one but xfs (mkfs.xfs and xfs_growfs need CAP_SYS_ADMIN of the host). */
+        for (size_t i = 0; i < f->m->n; i++)
+                assert_int_equal(f->m->entries[i].privileged, streq(f->m->entries[i].type, "xfs"));
         assert_null(vcs_map_find(f->m, "iscsi"));
         assert_null(vcs_map_find(f->m, "btrfs"));
 }
@@ -295,7 +298,13 @@ static void test_hostile_files(void **state) {
         expect_bad_file(f, "{\"mappings\": [{\"types\": [\"fuse.sshfs\"], \"image\": \"x:1\", \"daemon\": false}]}",
                         "daemon cannot be false");
         expect_bad_file(f, "{\"mappings\": [{\"types\": [\"ceph\"], \"image\": \"x:1\", \"imgae\": \"y\"}]}",
-                        "unknown member \"imgae\"");
+                        "unknown member \"imgae\" (types, image, policy, daemon, options, privileged)");
+        expect_bad_file(f, "{\"mappings\": [{\"types\": [\"ceph\"], \"image\": \"x:1\", \"privileged\": \"true\"}]}",
+                        "mappings[0].privileged: must be a boolean, not a string");
+        expect_bad_file(f, "{\"mappings\": [{\"types\": [\"ceph\"], \"image\": \"x:1\", \"privileged\": 1}]}",
+                        "mappings[0].privileged: must be a boolean, not an integer");
+        expect_bad_file(f, "{\"mappings\": [{\"types\": [\"ceph\"], \"image\": \"x:1\", \"privileged\": null}]}",
+                        "mappings[0].privileged: must be a boolean, not null");
         expect_bad_file(f, "{\"mappings\": [{\"types\": [\"nfs\"], \"image\": \"x:1\", \"options\": \"a\\nb\"}]}",
                         "mappings[0].types[0]: options: ");
         expect_bad_file(f, "{\"mappings\": [{\"types\": [\"nfs\"], \"image\": \"x:1\", \"options\": 7}]}",
@@ -384,6 +393,35 @@ static void test_bad_lower_and_higher(void **state) {
         assert_string_equal(vcs_map_find(f->m, "nfs")->image, "file/nfs:1");
 }
 
+/* "privileged": false by default, per entry, from a file and a ConfigMap's mappings, shown whole by the higher source.
+ */
+static void test_privileged(void **state) {
+        struct fixture *f = *state;
+        const char *argv[] = { "fuse.kmcli=cli/x:1", NULL };
+        const struct vcs_entry *e;
+
+        put(f->dir, "10-a.json",
+            "{\"mappings\": [{\"types\": [\"kmiscsi\", \"kmraw\"], \"image\": \"a/iscsi:1\", \"privileged\": true},"
+            " {\"types\": [\"kmplain\"], \"image\": \"a/plain:1\", \"privileged\": false},"
+            " {\"types\": [\"kmdefault\", \"fuse.kmcli\"], \"image\": \"a/d:1\", \"privileged\": true}]}");
+        put(f->cm, "mappings",
+            "{\"mappings\": [{\"types\": [\"kmraw\"], \"image\": \"cm/raw:1\"},"
+            " {\"types\": [\"kmplain\"], \"image\": \"cm/plain:1\", \"privileged\": true}]}");
+        assert_int_equal(load(f, false, true, argv), 0);
+        assert_int_equal(f->m->n_warnings, 0);
+        assert_true(vcs_map_find(f->m, "kmiscsi")->privileged);
+        assert_true(vcs_map_find(f->m, "kmdefault")->privileged);
+        /* The highest source gives the whole entry: the ConfigMap's says nothing, so unprivileged. */
+        e = vcs_map_find(f->m, "kmraw");
+        assert_string_equal(e->image, "cm/raw:1");
+        assert_false(e->privileged);
+        assert_true(vcs_map_find(f->m, "kmplain")->privileged);
+        /* The command line maps unprivileged entries only. */
+        e = vcs_map_find(f->m, "fuse.kmcli");
+        assert_string_equal(e->source, "command line");
+        assert_false(e->privileged);
+}
+
 /* vcs_map_add_json: the schema alone (what the fuzz target drives). */
 static void test_add_json(void **state) {
         struct vcs_map *m = vcs_map_new();
@@ -400,11 +438,23 @@ static void test_add_json(void **state) {
                          0, NULL);
         assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), 0);
         assert_string_equal(vcs_map_find(m, "nfs")->options, "nolock,vers=3");
+        assert_false(vcs_map_find(m, "nfs")->privileged);
+        json_decref(doc);
+        doc = json_loads("{\"mappings\": [{\"types\": [\"iscsi\"], \"image\": \"x:1\", \"privileged\": true}]}", 0,
+                         NULL);
+        assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), 0);
+        assert_true(vcs_map_find(m, "iscsi")->privileged);
+        json_decref(doc);
+        doc = json_loads("{\"mappings\": [{\"types\": [\"iscsi\"], \"image\": \"x:1\", \"privileged\": \"yes\"}]}", 0,
+                         NULL);
+        assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), -EINVAL);
+        assert_string_equal(err.message, "doc: mappings[0].privileged: must be a boolean, not a string");
+        assert_true(vcs_map_find(m, "iscsi")->privileged); /* all or nothing: the table is as it was */
         json_decref(doc);
         doc = json_loads("{}", 0, NULL);
         assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), -EINVAL);
         assert_string_equal(err.message, "doc: mappings: is required");
-        assert_int_equal(m->n, 3);
+        assert_int_equal(m->n, 4);
         json_decref(doc);
         vcs_map_free(m);
 }
@@ -451,6 +501,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_file_name_with_newline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hostile_command_line, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_lower_and_higher, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_privileged, setup, teardown),
                 cmocka_unit_test(test_add_json),
                 cmocka_unit_test(test_images),
         };

@@ -34,3 +34,11 @@ int route_decide(struct km_router *r, const char *type, struct route_decision *d
  * at one name (the second is refused) and umount finds it again.
  */
 void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]);
+/*
+ * The fstypes the mount broker makes for a container that serves type, a
+ * NULL-terminated list (km_strv_free() it): type itself; for a type that is
+ * not FUSE, also "fuse.TYPE" (glusterfs's client mounts fuse.glusterfs); for
+ * "fuse.SUB" also "fuse" and for "fuseblk.SUB" "fuseblk" (libfuse falls back
+ * to the bare type with subtype=SUB).  -ENOMEM.
+ */
+int route_mount_types(const char *type, char ***ret);

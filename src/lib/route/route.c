@@ -210,11 +210,11 @@ KM_EXPORT int km_route_explain(struct km_router *r, const char *fstype, char **j
                 q = route_decide(r, fstype, &d, err);
         if (q < 0)
                 return q;
-        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:s?, s:s}", "type", fstype, "route",
+        doc = json_pack("{s:s?, s:s, s:s, s:s?, s:b, s:s?, s:b, s:s?, s:s}", "type", fstype, "route",
                         route_kind_to_string(d.route), "policy", vcs_policy_to_string(d.policy), "image",
                         d.entry ? d.entry->image : NULL, "daemon", d.entry && d.entry->daemon, "options",
-                        d.entry ? d.entry->options : NULL, "source", d.entry ? d.entry->source : NULL, "reason",
-                        d.reason);
+                        d.entry ? d.entry->options : NULL, "privileged", d.entry && d.entry->privileged, "source",
+                        d.entry ? d.entry->source : NULL, "reason", d.reason);
         if (!doc || !(*json = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 return error_set(err, -ENOMEM, "route");
         return 0;
@@ -234,6 +234,42 @@ void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]) {
                 part[n++] = (isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.') ? *p : '_';
         part[n] = '\0';
         snprintf(ret, ROUTE_NAME_MAX, "mount-%s%s%016llx", part, n ? "-" : "", (unsigned long long)h);
+}
+
+int route_mount_types(const char *type, char ***ret) {
+        _cleanup_(km_strv_freep) char **types = NULL;
+        _cleanup_free_ char *fuse = NULL;
+        const char *base = streq(type, "fuse") || startswith(type, "fuse.")         ? "fuse"
+                           : streq(type, "fuseblk") || startswith(type, "fuseblk.") ? "fuseblk"
+                                                                                    : NULL;
+        size_t n = 0;
+
+        if (strv_append(&types, &n, type) < 0)
+                return -ENOMEM;
+        if (base && !streq(base, type) && strv_append(&types, &n, base) < 0)
+                return -ENOMEM;
+        if (!base && (asprintf(&fuse, "fuse.%s", type) < 0 || strv_append(&types, &n, fuse) < 0))
+                return -ENOMEM;
+        *ret = TAKE_PTR(types);
+        return 0;
+}
+
+/* What the broker may mount for the container of e: its types, unless it mounts by itself. */
+static int allow_mounts(struct km_vcs *v, const struct vcs_entry *e) {
+        _cleanup_(km_strv_freep) char **types = NULL;
+        int q;
+
+        km_vcs_set_privileged(v, e->privileged);
+        if (e->privileged)
+                return 0;
+        q = route_mount_types(e->type, &types);
+        for (char **t = types; q >= 0 && *t; t++) {
+                q = km_vcs_allow_mount(v, *t);
+                /* "fuse." + a type of 60 or more characters is no type name: nothing mounts it. */
+                if (q == -EINVAL && t != types)
+                        q = 0;
+        }
+        return q;
 }
 
 static int check_target_in_ns(void *userdata, struct km_error *err) {
@@ -275,6 +311,9 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
             km_vcs_set_command(v, idle) < 0 || vcs_set_serves(v, s->target, s->fstype) < 0 ||
             km_agent_new(r->host, r->state_dir, &a) < 0)
                 return error_set(err, -ENOMEM, "mount: %s", s->target);
+        q = allow_mounts(v, e);
+        if (q < 0)
+                return error_set(err, q, "mount: %s: the types its container may mount", s->target);
         q = km_vcs_start(a, v, NULL, err);
         if (q == -EEXIST)
                 return error_set_plain(err, -EBUSY, "mount: %s: container %s is mounting or serving it already",
@@ -292,8 +331,8 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                 (void)km_vcs_remove(a, name, true, &rerr);
                 return q;
         }
-        log_msg(KM_LOG_INFO, "mount: %s: %s in container %s of %s@%s (%s)", s->target, s->fstype, name, e->image,
-                vcs_image_digest(v), m->decision.reason);
+        log_msg(KM_LOG_INFO, "mount: %s: %s in %scontainer %s of %s@%s (%s)", s->target, s->fstype,
+                e->privileged ? "privileged " : "", name, e->image, vcs_image_digest(v), m->decision.reason);
         argv = mount_spec_argv(s, e->options);
         q = argv ? km_vcs_exec_fds(a, name, argv, NULL, NULL, false, (int[3]){ null, STDOUT_FILENO, STDERR_FILENO },
                                    &status, err)

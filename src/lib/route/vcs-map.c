@@ -22,22 +22,26 @@
 /*
  * The images of images/, as `kubemount image import oci:build/images/NAME` names them.
  * ext2/3/4, xfs and block-tools are the tools of the multi-call form (vcs-tools.h).
+ * xfs is privileged: the kernel wants CAP_SYS_ADMIN of the host's user namespace for
+ * mkfs.xfs's BLKBSZSET and for xfs_growfs (XFS_IOC_FSGROWFSDATA), which no user
+ * namespace of a container gives.
  */
 static const struct {
         const char *type, *image;
+        bool privileged;
 } defaults[] = {
-        { "block-tools", "fuse-tools:latest" },
-        { "ceph", "rbd:latest" },
-        { "ext2", "fuse-tools:latest" },
-        { "ext3", "fuse-tools:latest" },
-        { "ext4", "fuse-tools:latest" },
-        { "fuse.bindfs", "fuse-tools:latest" },
-        { "fuse.squashfuse", "fuse-tools:latest" },
-        { "fuse.sshfs", "fuse-tools:latest" },
-        { "glusterfs", "glusterfs:latest" },
-        { "nfs", "nfs:latest" },
-        { "nfs4", "nfs:latest" },
-        { "xfs", "fuse-tools:latest" },
+        { "block-tools", "fuse-tools:latest", false },
+        { "ceph", "rbd:latest", false },
+        { "ext2", "fuse-tools:latest", false },
+        { "ext3", "fuse-tools:latest", false },
+        { "ext4", "fuse-tools:latest", false },
+        { "fuse.bindfs", "fuse-tools:latest", false },
+        { "fuse.squashfuse", "fuse-tools:latest", false },
+        { "fuse.sshfs", "fuse-tools:latest", false },
+        { "glusterfs", "glusterfs:latest", false },
+        { "nfs", "nfs:latest", false },
+        { "nfs4", "nfs:latest", false },
+        { "xfs", "fuse-tools:latest", true },
 };
 
 const char *vcs_policy_to_string(enum vcs_policy p) {
@@ -124,7 +128,7 @@ static void batch_done(struct batch *b) {
 }
 
 static int batch_add(struct batch *b, const char *type, const char *image, enum vcs_policy policy, int daemon,
-                     const char *options, const char *place, struct km_error *err) {
+                     const char *options, bool privileged, const char *place, struct km_error *err) {
         char shown[TYPE_MAX_LEN + 16];
         const char *why = type_why(type);
         struct vcs_entry *e;
@@ -166,6 +170,7 @@ static int batch_add(struct batch *b, const char *type, const char *image, enum 
                 .policy = policy,
                 .daemon = daemon > 0 || fstype_keeps_daemon(type),
                 .options = options && *options ? strdup(options) : NULL,
+                .privileged = privileged,
         };
         b->places[b->n] = strdup(place);
         b->n++;
@@ -282,7 +287,7 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                 const char *image = NULL, *policy_text = NULL, *options = NULL, *key;
                 enum vcs_policy policy = VCS_POLICY_AUTO;
                 json_t *types, *t, *unused;
-                bool daemon_value = false;
+                bool daemon_value = false, privileged = false;
                 int daemon = -1;
                 size_t k;
 
@@ -291,16 +296,18 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                         return r;
                 json_object_foreach(item, key, unused) {
                         if (!streq(key, "types") && !streq(key, "image") && !streq(key, "policy") &&
-                            !streq(key, "daemon") && !streq(key, "options"))
+                            !streq(key, "daemon") && !streq(key, "options") && !streq(key, "privileged"))
                                 return json_fail(err, -EINVAL, at,
-                                                 "unknown member \"%s\" (types, image, policy, daemon, options)",
+                                                 "unknown member \"%s\" (types, image, policy, daemon, options, "
+                                                 "privileged)",
                                                  has_control(key) ? "?" : key);
                 }
                 if ((r = json_want_member(item, at, "types", JSON_ARRAY, true, &types, err)) < 0 ||
                     (r = json_want_array(types, types_at, VCS_SOURCE_ENTRIES_MAX, true, err)) < 0 ||
                     (r = json_want_str(JSON_FIELD(item, at, "image"), false, &image, err)) < 0 ||
                     (r = json_want_str(JSON_FIELD(item, at, "policy"), false, &policy_text, err)) < 0 ||
-                    (r = json_want_str(JSON_FIELD(item, at, "options"), false, &options, err)) < 0)
+                    (r = json_want_str(JSON_FIELD(item, at, "options"), false, &options, err)) < 0 ||
+                    (r = json_want_bool(JSON_FIELD(item, at, "privileged"), &privileged, err)) < 0)
                         return r;
                 if (json_object_get(item, "daemon")) {
                         r = json_want_bool(JSON_FIELD(item, at, "daemon"), &daemon_value, err);
@@ -331,7 +338,7 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                         if (r < 0)
                                 return r;
                         json_at_format(t_at, place, sizeof(place));
-                        r = batch_add(b, type, image, policy, daemon, options, place, err);
+                        r = batch_add(b, type, image, policy, daemon, options, privileged, place, err);
                         if (r < 0)
                                 return r;
                 }
@@ -382,7 +389,7 @@ static int parse_option(struct batch *b, const char *raw, struct km_error *err) 
         type = strndup(start, (size_t)(eq - start));
         if (!type)
                 return -ENOMEM;
-        return batch_add(b, type, strchr(raw, '=') + 1, VCS_POLICY_CONTAINER, -1, NULL, place, err);
+        return batch_add(b, type, strchr(raw, '=') + 1, VCS_POLICY_CONTAINER, -1, NULL, false, place, err);
 }
 
 /* A small regular file dirfd/name, never through a symlink; a trailing newline is dropped. */
@@ -462,7 +469,7 @@ static int parse_configmap(struct batch *b, const char *dir, const char *source,
                                        has_plugin ? "docker-container" : "volume-plugin");
         if (has_plugin) {
                 snprintf(place, sizeof(place), "%s: volume-plugin", source);
-                r = batch_add(b, plugin, image, VCS_POLICY_AUTO, -1, NULL, place, err);
+                r = batch_add(b, plugin, image, VCS_POLICY_AUTO, -1, NULL, false, place, err);
                 if (r < 0)
                         return r;
         }
@@ -597,8 +604,8 @@ int vcs_map_load(const struct vcs_map_sources *s, struct vcs_map **ret, struct k
                 _cleanup_(batch_done) struct batch b = {};
 
                 for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
-                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, NULL, "default",
-                                      err);
+                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, NULL,
+                                      defaults[i].privileged, "default", err);
                         if (r < 0)
                                 return r;
                 }

@@ -13,15 +13,18 @@
  *      earlier one:
  *        {"mappings": [{"types": ["nfs", "nfs4"], "image": "REF",
  *                       "policy": "auto"|"host"|"container", "daemon": BOOL,
- *                       "options": "OPT,OPT"}]}
+ *                       "options": "OPT,OPT", "privileged": BOOL}]}
  *      (image is required unless policy is host; policy defaults to auto;
  *      daemon to whether the type's client keeps running, which cannot be
  *      turned off; options, added to the kubelet's when the image mounts,
- *      to none);
+ *      to none; privileged, a container with the VCS capabilities in the
+ *      host's user namespace that makes its own mounts, to false: the
+ *      default container is unprivileged and the broker makes its mounts);
  *   4. the compiled-in defaults, naming the images of images/; besides the
  *      mount types, ext2, ext3, ext4, xfs and the pseudo-type "block-tools"
  *      (blkid, blockdev, fsck) map the tools of the multi-call form
- *      (vcs-tools.h) to fuse-tools:latest.
+ *      (vcs-tools.h) to fuse-tools:latest; xfs is privileged (mkfs.xfs and
+ *      xfs_growfs need CAP_SYS_ADMIN of the host), every other one is not.
  *
  * The highest source that names a type gives its whole entry (no merging of
  * fields).  A source is taken whole or not at all: a bad file, ConfigMap or
@@ -52,9 +55,10 @@ struct vcs_entry {
         char *type;  /* "nfs", "fuse.sshfs" */
         char *image; /* reference as given; NULL for a host-only entry */
         enum vcs_policy policy;
-        bool daemon;   /* the client keeps running while mounted */
-        char *options; /* mount options the image's mount gets besides the kubelet's ("nolock"), or NULL */
-        char *source;  /* "command line", "configmap DIR", "FILE", "default" */
+        bool daemon;     /* the client keeps running while mounted */
+        char *options;   /* mount options the image's mount gets besides the kubelet's ("nolock"), or NULL */
+        bool privileged; /* its container keeps host capabilities and mounts by itself (no broker) */
+        char *source;    /* "command line", "configmap DIR", "FILE", "default" */
 };
 
 struct vcs_map {
