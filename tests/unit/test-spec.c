@@ -319,8 +319,8 @@ static void test_reject_each_field(void **state) {
         expect_reject("mounts.2.source", "[]", -EINVAL, "mounts[2].source: must be a string");
         expect_reject("mounts.1", "'tmpfs'", -EINVAL, "mounts[1]: must be an object");
         /* linux */
-        expect_reject("linux.namespaces.4", "{'type': 'user'}", -EOPNOTSUPP,
-                      "linux.namespaces[4]: user namespaces are not supported by the embedded launcher");
+        /* A user namespace needs its id map: one range from 0, host root not in it. */
+        expect_reject("linux.namespaces.4", "{'type': 'user'}", -EINVAL, "linux.uidMappings: is required");
         expect_reject("linux.namespaces.4", "{'type': 'time'}", -EOPNOTSUPP,
                       "linux.namespaces[4]: time namespaces are not supported");
         expect_reject("linux.namespaces.0.path", "'/proc/1/ns/pid'", -EOPNOTSUPP,
@@ -666,7 +666,13 @@ static void check_spec_is_inputs(const struct container_spec *s, const struct vc
         assert_true(s->uid == 0 && s->gid == 0 && s->n_additional_gids == 0 && s->no_new_privileges);
         assert_true(s->cap_bounding == spec_vcs_capabilities() && s->cap_effective == s->cap_bounding &&
                     s->cap_permitted == s->cap_bounding && s->cap_inheritable == 0 && s->cap_ambient == 0);
+        /* Unprivileged (the default): a user and a cgroup namespace, the id map, the broker's types. */
+        if (!in->privileged)
+                ns |= CLONE_NEWUSER | CLONE_NEWCGROUP;
         assert_true(s->namespaces == (in->host_network ? ns : ns | CLONE_NEWNET) && !s->netns_path);
+        assert_true(in->privileged ? s->id_count == 0 && !s->broker
+                                   : s->id_count == SPEC_IDMAP_DEFAULT_COUNT &&
+                                             s->host_uid == SPEC_IDMAP_DEFAULT_HOST_ID && s->broker);
         assert_int_equal(s->n_mounts, ELEMENTSOF(fixed) + in->n_binds);
         for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
                 assert_string_equal(s->mounts[i].destination, fixed[i]);
@@ -697,9 +703,13 @@ static void check_spec_is_inputs(const struct container_spec *s, const struct vc
                 assert_string_equal(m->source, in->binds[i].source);
                 assert_string_equal(m->type, "bind");
                 assert_int_equal(m->flags, MS_BIND | MS_REC | (in->binds[i].readonly ? MS_RDONLY : 0));
-                assert_int_equal(m->propagation, in->binds[i].propagation | MS_REC);
+                /* Unprivileged, a shared bind receives only: the broker makes the container's mounts. */
+                assert_int_equal(m->propagation,
+                                 (in->privileged || in->binds[i].propagation != MS_SHARED ? in->binds[i].propagation
+                                                                                          : MS_SLAVE) |
+                                         MS_REC);
                 assert_null(m->data);
-                shared = shared || in->binds[i].propagation == MS_SHARED;
+                shared = shared || (in->privileged && in->binds[i].propagation == MS_SHARED);
         }
         assert_string_equal(s->masked_paths[0], "/proc/acpi");
         assert_null(s->masked_paths[10]);

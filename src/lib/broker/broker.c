@@ -309,6 +309,11 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         snprintf(at, sizeof(at), "/proc/self/fd/%d", target);
         switch (v->action) {
         case BROKER_DO_FUSE:
+                /* fuseblk's source is a device the kernel opens in our namespace: not for the container to name. */
+                if (startswith(c->fstype, "fuseblk")) {
+                        snprintf(why, why_size, "fuseblk is not brokered (its device would be the host's)");
+                        return -EPERM;
+                }
                 return do_fuse(listener, n, v, c, at);
         case BROKER_DO_BIND:
                 return do_bind(p, v, c, target, why, why_size);

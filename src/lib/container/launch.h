@@ -70,5 +70,6 @@ struct exec_request {
         const struct seccomp_program *broker;
 };
 
-/* Runs a command in a running container's namespaces; returns its pid (a child of the caller); ret_listener as above. */
+/* Runs a command in a running container's namespaces; returns its pid (a child of the caller); ret_listener as above.
+ */
 int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err);
