@@ -19,6 +19,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! ca
 node_sandbox "$@"
 
 node_up --no-kubelet
+# The images' mount records its argv in the kubelet dir; an unprivileged container's root is
+# a host id of its own, not the dir's owner.
+chmod 1777 "$KUBELET_DIR"
 vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store KUBEMOUNT_VCS_DIR=$NODE/vcs.d
 mkdir -p "$KUBEMOUNT_VCS_DIR" "$NODE/cm" "$KUBELET_DIR/pods/p/volumes"
@@ -63,9 +66,12 @@ like "$OUT" "kmopt .*\(options nolock,x-km\)" "vcs list shows the entry's option
 rm "$KUBEMOUNT_VCS_DIR/30-opt.json"
 
 # 2. Precedence, each pair: cli > configmap > file > default.
+# A daemon entry is privileged: its fake client mounts a tmpfs for type kmdaemon, which the
+# broker would refuse (it allows the entry's type only).
 cm_version() { # NAME TYPE IMAGE [DAEMON]
         mkdir "$NODE/cm/$1"
-        printf '{"mappings": [{"types": ["%s"], "image": "%s", "daemon": %s}]}' "$2" "$3" "${4:-false}" \
+        printf '{"mappings": [{"types": ["%s"], "image": "%s", "daemon": %s, "privileged": %s}]}' "$2" "$3" \
+                "${4:-false}" "${4:-false}" \
                 >"$NODE/cm/$1/mappings"
         ln -s "$1" "$NODE/cm/..data_tmp" && mv -T "$NODE/cm/..data_tmp" "$NODE/cm/..data"
 }

@@ -30,8 +30,9 @@ V=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/v
 mkdir -p "$V" "$KUBELET_DIR/export"
 echo "from the fuse-tools image" >"$KUBELET_DIR/export/data"
 pod_up a
+# Unprivileged (the default): bindfs's mount(2) is made by the broker, which allows it by --allow-mount.
 check "run -d bindfs from the image" km run -d --name fuse-v --image fuse-tools \
-        --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- \
+        --allow-mount fuse --allow-mount fuse.bindfs --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- \
         bindfs -f /var/lib/kubelet/export /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~csi/v
 wait_for 10 is_mounted host "$V"
 is "$(cat "$V/data" 2>&1)" "from the fuse-tools image" "the host reads the volume"

@@ -285,6 +285,8 @@ static int do_umount(const struct broker_policy *p, const struct broker_verdict 
         else if (at.parent_fd < 0)
                 r = -EINVAL;
         else {
+                /* Our fd is inside the mount: it would keep it busy. */
+                closep(&fd);
                 snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", at.parent_fd, at.name);
                 r = umount2(path, (int)v->flags) < 0 ? -errno : 0;
         }
@@ -413,17 +415,6 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                  v.action != BROKER_DENY && out->error ? ", but failed: " : "",
                  v.action != BROKER_DENY && out->error ? why : "");
 answer:
-        /* A caller gone meanwhile: its FUSE mount has no daemon, so it goes too. */
-        if (broker_answer(listener, n->id, out->error) < 0 && out->mounted) {
-                char at[PATH_LIMIT + 64];
-                int fd = open_target(p, c.target, why, sizeof(why));
-
-                snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
-                if (fd >= 0 && umount2(at, MNT_DETACH) == 0)
-                        out->mounted = false;
-                if (fd >= 0)
-                        close(fd);
-        }
 done:
         broker_verdict_done(&v);
         for (size_t i = 0; i < ELEMENTSOF(strings); i++)

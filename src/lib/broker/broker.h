@@ -58,7 +58,9 @@ struct broker_view {
 /*
  * Serves n (received on listener) with policy p, whose paths are the
  * host's: the call's paths are translated through view's binds first.
- * Always answers the caller (unless it is gone) and fills *out.
+ * Fills *out; the caller answers (broker_answer(out->error)) once it has
+ * recorded the outcome, so that the container's next call (an umount of
+ * what it just mounted) finds it recorded.
  */
 void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p,
                   const struct broker_view *view, struct broker_outcome *out);

@@ -161,6 +161,11 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 (void)strv_append(&c->brokered, &c->n_brokered, target);
         if (target && json_is_true(json_object_get(answer, "unmounted")))
                 brokered_remove(c, target);
+        /* Recorded first: the caller's next call may be the umount of it. */
+        for (struct broker_listener *l = c->listeners; l; l = l->next)
+                if (l->fd == fd)
+                        (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")),
+                                            (int)json_integer_value(json_object_get(answer, "error")));
         return 0;
 }
 
