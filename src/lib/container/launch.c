@@ -122,14 +122,40 @@ static int set_propagation(int root, const char *dest, unsigned long propagation
         return r < 0 ? error_set(err, r, "rootfs: %s: set propagation", dest) : 0;
 }
 
-static int attach_tree(int tree, int root, const struct spec_mount *m, struct km_error *err) {
+/*
+ * For a user namespace: a device node bound from the host is host root's,
+ * which the container's root cannot open.  A node of the same device in
+ * the container's /dev, owned by its root, is bound there instead.
+ */
+static int own_device_node(int root, const struct container_spec *s, const struct stat *st, struct km_error *err) {
+        _cleanup_close_ int dev = openat2_in_root(root, "/dev", O_PATH | O_DIRECTORY);
+        char name[64];
+
+        if (dev < 0)
+                return error_set(err, dev, "rootfs: /dev");
+        snprintf(name, sizeof(name), ".kubemount-%c%u-%u", S_ISBLK(st->st_mode) ? 'b' : 'c', major(st->st_rdev),
+                 minor(st->st_rdev));
+        if ((mknodat(dev, name, (st->st_mode & S_IFMT) | 0660, st->st_rdev) < 0 && errno != EEXIST) ||
+            fchownat(dev, name, s->host_uid, s->host_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return error_set(err, -errno, "device /dev/%s", name);
+        return sys_open_tree(dev, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+}
+
+static int attach_tree(int tree, int root, const struct container_spec *s, const struct spec_mount *m,
+                       struct km_error *err) {
         struct mount_attr attr = mount_attr_from_ms(m->flags);
-        _cleanup_close_ int dest = -EBADF;
+        _cleanup_close_ int dest = -EBADF, own = -EBADF;
         struct stat st;
         int r;
 
         if (fstat(tree, &st) < 0)
                 return error_set(err, -errno, "bind %s", m->source);
+        if (s->id_count && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))) {
+                own = own_device_node(root, s, &st, err);
+                if (own < 0)
+                        return own;
+                tree = own;
+        }
         dest = mount_point(root, m->destination, !S_ISDIR(st.st_mode), err);
         if (dest < 0)
                 return dest;
@@ -191,7 +217,10 @@ static int make_devices(int root, const struct container_spec *s, struct km_erro
                 (void)unlinkat(pfd, slash + 1, 0); /* a file or link the image put there */
                 if (mknodat(pfd, slash + 1, type | (d->mode & 07777), makedev(d->major, d->minor)) < 0)
                         return error_set(err, -errno, "device %s", d->path);
-                if (fchownat(pfd, slash + 1, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+                /* The spec's ids are the container's: in a user namespace, its map's host ids. */
+                if (fchownat(pfd, slash + 1, d->uid + (s->id_count && d->uid < s->id_count ? s->host_uid : 0),
+                             d->gid + (s->id_count && d->gid < s->id_count ? s->host_gid : 0),
+                             AT_SYMLINK_NOFOLLOW) < 0 ||
                     fchmodat(pfd, slash + 1, d->mode & 07777, 0) < 0)
                         return error_set(err, -errno, "device %s", d->path);
         }
@@ -305,7 +334,7 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const struct spec_mount *m = &s->mounts[i];
 
-                r = launch_is_bind(m) ? attach_tree(t->binds[i], root, m, err) : mount_fresh(root, m, err);
+                r = launch_is_bind(m) ? attach_tree(t->binds[i], root, s, m, err) : mount_fresh(root, m, err);
                 if (r < 0)
                         return r;
         }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "agent-broker.h"
@@ -89,11 +90,19 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         for (size_t i = 0; i < c->spec->n_devices && view.n_devices < ELEMENTSOF(devices); i++)
                 if (c->spec->devices[i].type == 'b')
                         devices[view.n_devices++] = makedev(c->spec->devices[i].major, c->spec->devices[i].minor);
-        for (size_t i = 0; i < c->spec->n_mounts && view.n_binds < ELEMENTSOF(binds); i++)
-                if (c->spec->mounts[i].source && c->spec->mounts[i].source[0] == '/' &&
-                    (c->spec->mounts[i].flags & MS_BIND))
-                        binds[view.n_binds++] =
-                                (struct broker_bind){ c->spec->mounts[i].destination, c->spec->mounts[i].source };
+        for (size_t i = 0; i < c->spec->n_mounts && view.n_binds < ELEMENTSOF(binds); i++) {
+                const struct spec_mount *m = &c->spec->mounts[i];
+                struct stat st;
+
+                if (!m->source || m->source[0] != '/' || !(m->flags & MS_BIND))
+                        continue;
+                /* A device bound in (as the multi-call tools bind theirs) is one it was given. */
+                if (stat(m->source, &st) == 0 && S_ISBLK(st.st_mode)) {
+                        if (view.n_devices < ELEMENTSOF(devices))
+                                devices[view.n_devices++] = st.st_rdev;
+                } else
+                        binds[view.n_binds++] = (struct broker_bind){ m->destination, m->source };
+        }
         struct broker_policy p = {
                 .kubelet_dir = c->kubelet_dir,
                 .serves = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target")),
