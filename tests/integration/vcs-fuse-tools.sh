@@ -42,6 +42,33 @@ wait_for 5 sh -c "! grep -q ' $V ' /proc/1/mountinfo"
 check_fails "... the volume is gone from the host" is_mounted host "$V"
 check "rm" km rm fuse-v
 
+# The broker across an agent restart: the container mounts through the first agent, unmounts
+# through the next, which took the listener back from the container's PID 1 and the list of
+# what the broker mounted for it from its state.
+T=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~empty-dir/t
+mkdir -p "$T"
+rm -f "$KUBELET_DIR/go" "$KUBELET_DIR/gone"
+check "run -d a client that mounts a tmpfs, then unmounts it when told" km run -d --name late --image fuse-tools \
+        --allow-mount tmpfs --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- sh -c \
+        'mount -t tmpfs late /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~empty-dir/t && echo mounted
+         while [ ! -e /var/lib/kubelet/gone ]; do sleep 0.1; done
+         umount /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~empty-dir/t && echo unmounted; sleep 60'
+wait_for 10 is_mounted host "$T"
+check "the broker mounts for it" is_mounted host "$T"
+AGENTS=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids
+kill -TERM $AGENTS
+wait_for 10 sh -c "! kill -0 ${AGENTS//$'\n'/ } 2>/dev/null"
+check "a new agent (ps starts it)" km ps
+touch "$KUBELET_DIR/gone"
+wait_for 10 sh -c "! grep -q ' $T ' /proc/self/mountinfo"
+check_fails "after an agent restart, the broker unmounts it for the container" is_mounted host "$T"
+run km logs late
+like "$OUT" "mounted" "the client saw its mount(2) succeed"
+like "$OUT" "unmounted" "... and its umount"
+check "rm -f" km rm -f late
+rm -f "$KUBELET_DIR/gone"
+
 vcs_cleanup
 agents=$(vcs_agent_pids)
 # shellcheck disable=SC2086 # a list of pids: the agent the first command started, ended by node_down

@@ -158,6 +158,15 @@ int sys_pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned flags) {
         return 0;
 }
 
+int sys_pidfd_getfd(int pidfd, int targetfd) {
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+        long r = syscall(__NR_pidfd_getfd, pidfd, targetfd, 0);
+
+        return r < 0 ? -errno : (int)r;
+}
+
 static void close_range_one(int fd, unsigned flags) {
         if (flags & CLOSE_RANGE_CLOEXEC)
                 (void)fcntl(fd, F_SETFD, FD_CLOEXEC);

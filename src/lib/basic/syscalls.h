@@ -107,6 +107,8 @@ int sys_fsmount(int fsfd, unsigned flags, unsigned attr_flags);
 /* pidfd_open(2) (5.3) and pidfd_send_signal(2) (5.1): every supported kernel has them. */
 int sys_pidfd_open(pid_t pid, unsigned flags);
 int sys_pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned flags);
+/* pidfd_getfd(2) (5.6): a copy of another process's fd (O_CLOEXEC); -ENOSYS before. */
+int sys_pidfd_getfd(int pidfd, int targetfd);
 /*
  * close_range(2); without it (before 5.9, CLOSE_RANGE_CLOEXEC before 5.11)
  * each open fd in the range that /proc/self/fd lists, or every possible one

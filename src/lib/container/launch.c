@@ -480,6 +480,8 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         /* After our own mounts: the command and whatever it forks inherit the broker's filter. */
         if (r >= 0 && p->rq->broker && (listener = seccomp_filter_load_listener(p->rq->broker)) < 0)
                 r = error_set(&err, listener, "seccomp: the mount broker's filter");
+        if (r >= 0 && listener >= 0 && dup3(listener, LAUNCH_BROKER_FD, O_CLOEXEC) < 0)
+                r = error_set(&err, -errno, "seccomp: keep the broker's listener");
         if (r >= 0) {
                 struct command cmd = {
                         s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio, p->rq->userns_fd

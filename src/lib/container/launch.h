@@ -31,6 +31,13 @@ struct launch_request {
 };
 
 /*
+ * PID 1 keeps a copy of the broker's listener at this fd number: an agent
+ * that restarts takes it back with pidfd_getfd(2) (Linux 5.6), so the
+ * container's next mount(2) waits for it instead of failing.
+ */
+#define LAUNCH_BROKER_FD 100
+
+/*
  * Starts the container; returns once PID 1 has set it up and started the
  * command (whose exec failure shows as exit status 127 or 126, as with a
  * runtime).  ret_pid: PID 1 as seen by the caller, a child of the caller.

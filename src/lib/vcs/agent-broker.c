@@ -10,6 +10,8 @@
 #include "agent-broker.h"
 #include "agent-protocol.h"
 #include "broker.h"
+#include "launch.h"
+#include "syscalls.h"
 #include "seccomp-notify.h"
 #include "userns.h"
 
@@ -170,6 +172,14 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 (void)strv_append(&c->brokered, &c->n_brokered, target);
         if (target && json_is_true(json_object_get(answer, "unmounted")))
                 brokered_remove(c, target);
+        if (target && c->state) {
+                json_t *list = json_array();
+
+                for (size_t i = 0; list && i < c->n_brokered; i++)
+                        json_array_append_new(list, json_string(c->brokered[i]));
+                json_object_set_new(c->state, "brokered", list);
+                (void)agent_save_state(a, c);
+        }
         /* Recorded first: the caller's next call may be the umount of it. */
         for (struct broker_listener *l = c->listeners; l; l = l->next)
                 if (l->fd == fd)
@@ -211,6 +221,22 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: %s", l->ctr->name, strerror(-r));
                 (void)broker_answer(l->fd, n.id, -r);
         }
+}
+
+void agent_broker_adopt(struct agent *a, struct ctr *c) {
+        const char *dir = json_string_value(json_object_get(c->state, "kubelet_dir"));
+        json_t *v;
+        size_t i;
+        int fd;
+
+        if (!c->spec || !c->spec->broker || !dir || !(c->kubelet_dir = strdup(dir)))
+                return;
+        json_array_foreach(json_object_get(c->state, "brokered"), i, v) if (json_is_string(v))(void)
+                strv_append(&c->brokered, &c->n_brokered, json_string_value(v));
+        fd = sys_pidfd_getfd(c->pidfd, LAUNCH_BROKER_FD);
+        if (fd < 0 || agent_broker_listen(a, c, fd) < 0)
+                log_msg(KM_LOG_WARNING, "container %s: mount broker: its listener is lost (%s); its mounts get ENOSYS",
+                        c->name, strerror(fd < 0 ? -fd : EIO));
 }
 
 void agent_broker_done(struct agent *a) {

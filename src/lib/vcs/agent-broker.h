@@ -23,5 +23,8 @@ int agent_broker_listen(struct agent *a, struct ctr *c, int fd);
 /* A listener is readable (a call to serve) or hung up (its processes are gone). */
 void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events);
 
+/* An adopted container's listener (from its PID 1, LAUNCH_BROKER_FD) and what the broker mounted for it. */
+void agent_broker_adopt(struct agent *a, struct ctr *c);
+
 /* The agent's own: its user namespace and filter. */
 void agent_broker_done(struct agent *a);

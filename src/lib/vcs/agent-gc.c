@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "agent-broker.h"
 #include "agent-gc.h"
 #include "agent-workers.h"
 #include "agent-protocol.h"
@@ -56,8 +57,10 @@ static bool adopt(struct agent *a, const char *name, json_t *state) {
         c->detached = true;
         if (json_is_string(json_object_get(state, "runtime")))
                 c->runtime = strdup(json_string_value(json_object_get(state, "runtime")));
-        if (live && agent_ctr_watch(a, c, (pid_t)json_integer_value(json_object_get(state, "pid")), false) == 0)
+        if (live && agent_ctr_watch(a, c, (pid_t)json_integer_value(json_object_get(state, "pid")), false) == 0) {
+                agent_broker_adopt(a, c);
                 return false;
+        }
         if (streq(json_string_value(json_object_get(state, "status")) ?: "", "exited"))
                 return false;
         mark_exited(c->state);
