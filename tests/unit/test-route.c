@@ -114,9 +114,11 @@ static void test_explain_privileged(void **state) {
 /* What the broker may mount for a container that serves a type. */
 static void test_mount_types(void **state) {
         static const struct {
-                const char *type, *expect[3];
+                const char *type, *expect[4];
         } cases[] = {
-                { "nfs", { "nfs", "fuse.nfs", NULL } },
+                { "nfs", { "nfs", "fuse.nfs", "nfs4", NULL } },
+                { "nfs4", { "nfs4", "fuse.nfs4", "nfs", NULL } },
+                { "cifs", { "cifs", "fuse.cifs", "smb3", NULL } },
                 { "glusterfs", { "glusterfs", "fuse.glusterfs", NULL } },
                 { "fuse.sshfs", { "fuse.sshfs", "fuse", NULL } },
                 { "fuse", { "fuse", NULL } },
@@ -132,7 +134,7 @@ static void test_mount_types(void **state) {
 
                 assert_int_equal(route_mount_types(cases[i].type, &types), 0);
                 for (; types[n]; n++) {
-                        assert_true(n < 2);
+                        assert_true(n < 3);
                         assert_non_null(cases[i].expect[n]);
                         assert_string_equal(types[n], cases[i].expect[n]);
                 }

@@ -39,6 +39,7 @@ void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]);
  * NULL-terminated list (km_strv_free() it): type itself; for a type that is
  * not FUSE, also "fuse.TYPE" (glusterfs's client mounts fuse.glusterfs); for
  * "fuse.SUB" also "fuse" and for "fuseblk.SUB" "fuseblk" (libfuse falls back
- * to the bare type with subtype=SUB).  -ENOMEM.
+ * to the bare type with subtype=SUB); for nfs/nfs4 and cifs/smb3 the other
+ * name (mount.nfs4 calls mount(2) with "nfs4").  -ENOMEM.
  */
 int route_mount_types(const char *type, char ***ret);

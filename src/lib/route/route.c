@@ -236,6 +236,10 @@ void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]) {
         snprintf(ret, ROUTE_NAME_MAX, "mount-%s%s%016llx", part, n ? "-" : "", (unsigned long long)h);
 }
 
+static const char *const kernel_siblings[][2] = {
+        { "nfs", "nfs4" }, { "nfs4", "nfs" }, { "cifs", "smb3" }, { "smb3", "cifs" },
+};
+
 int route_mount_types(const char *type, char ***ret) {
         _cleanup_(km_strv_freep) char **types = NULL;
         _cleanup_free_ char *fuse = NULL;
@@ -250,6 +254,10 @@ int route_mount_types(const char *type, char ***ret) {
                 return -ENOMEM;
         if (!base && (asprintf(&fuse, "fuse.%s", type) < 0 || strv_append(&types, &n, fuse) < 0))
                 return -ENOMEM;
+        /* A client's helper may call mount(2) with its kernel type's other name (mount.nfs4 says "nfs4"). */
+        for (size_t i = 0; i < ELEMENTSOF(kernel_siblings); i++)
+                if (streq(type, kernel_siblings[i][0]) && strv_append(&types, &n, kernel_siblings[i][1]) < 0)
+                        return -ENOMEM;
         *ret = TAKE_PTR(types);
         return 0;
 }
