@@ -300,7 +300,7 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
                    const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
                    char *why, size_t why_size) {
         _cleanup_close_ int target = -EBADF, device = -EBADF;
-        char at[64], dev[64];
+        char at[64], dev[PATH_LIMIT];
         int r;
 
         if (v->action == BROKER_DO_UMOUNT)
@@ -324,7 +324,14 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
                         r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
                 else if ((r = device_source(n->pid, c->source, view->devices, view->n_devices, &device, why,
                                             why_size)) >= 0) {
-                        snprintf(dev, sizeof(dev), "/proc/self/fd/%d", device);
+                        struct stat ours, host;
+
+                        /* The host's node of the same name, when there is one: the mount table shows the source. */
+                        if (fstat(device, &ours) == 0 && stat(c->source, &host) == 0 && S_ISBLK(host.st_mode) &&
+                            host.st_rdev == ours.st_rdev)
+                                snprintf(dev, sizeof(dev), "%s", c->source);
+                        else
+                                snprintf(dev, sizeof(dev), "/proc/self/fd/%d", device);
                         r = mount(dev, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
                 }
                 return r;
