@@ -16,6 +16,8 @@
 #include "userns.h"
 
 /* A mount waits on its server (mount.nfs retries for two minutes): the worker may take that long. */
+/* Calls of one container served at once; more get EAGAIN (a thousand threads must not fork a thousand workers). */
+#define BROKER_CONCURRENT_MAX 8
 #define BROKER_TIMEOUT_MS (150 * 1000)
 
 int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir, int *ret_userns,
@@ -159,6 +161,7 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
 
         if (!c)
                 return 0;
+        c->brokering--;
         if (!answer) {
                 /* Killed at its timeout, or died: the caller must not wait for ever. */
                 for (struct broker_listener *l = c->listeners; l; l = l->next)
@@ -207,6 +210,11 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                         log_msg(KM_LOG_WARNING, "container %s: mount broker: receive: %s", l->ctr->name, strerror(-r));
                 return;
         }
+        if (l->ctr->brokering >= BROKER_CONCURRENT_MAX) {
+                broker_log(l->ctr, "more than 8 calls at once: this one got EAGAIN");
+                (void)broker_answer(l->fd, n.id, EAGAIN);
+                return;
+        }
         snprintf(id, sizeof(id), "%" PRIx64, n.id);
         ctx = json_pack("{s:s, s:s, s:i, s:i, s:i, s:[]}", "ctr", l->ctr->name, "id", id, "pid", (int)n.pid, "nr", n.nr,
                         "fd", l->fd, "args");
@@ -220,7 +228,8 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
         if (r < 0) {
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: %s", l->ctr->name, strerror(-r));
                 (void)broker_answer(l->fd, n.id, -r);
-        }
+        } else
+                l->ctr->brokering++;
 }
 
 void agent_broker_adopt(struct agent *a, struct ctr *c) {

@@ -67,6 +67,7 @@ struct ctr {
         struct broker_listener *listeners;
         char **brokered; /* targets, as the container named them */
         size_t n_brokered;
+        int brokering;     /* its calls being served by workers */
         char *kubelet_dir; /* its policy's */
 };
 
