@@ -73,6 +73,8 @@ int cli_router_new(struct cli *cli, struct km_router **ret);
 void cli_error(const char *fmt, ...) _printf_(1, 2);
 /* Sends library reports to stderr: warnings, and steps when verbose. */
 void cli_log_setup(int verbose);
+/* Messages up to max_level (KM_LOG_*) on stderr. */
+void cli_log_setup_level(int max_level);
 /* Prints a JSON value on stdout and frees it. */
 int cli_print_json(json_t *v);
 /* Handles -h/--help, --json and rejects other options for simple commands. */

@@ -105,12 +105,14 @@ int cmd_agent(struct cli *cli, int argc, char **argv) {
                         return EXIT_USAGE;
                 }
         unsetenv("KUBEMOUNT_READY_FD");
+        /* Notices too: the containers started privileged and the mount broker's decisions are the audit trail. */
+        if (cli->verbose == 0)
+                cli_log_setup_level(KM_LOG_NOTICE);
         r = km_agent_serve(state_dir, idle, ready ? atoi(ready) : -1, &err);
         if (r == -EALREADY)
                 return 0; /* another agent serves: fine for whoever started us */
         if (r < 0)
                 cli_error("agent: %s", err.message);
-        (void)cli;
         return r < 0 ? EXIT_NO : 0;
 }
 

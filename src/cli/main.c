@@ -141,11 +141,19 @@ int cli_simple_options(struct cli *cli, int argc, char **argv, const char *help,
 }
 
 static void log_to_stderr(int level, const char *message, void *userdata _unused_) {
-        fprintf(stderr, "kubemount: %s%s\n", level == KM_LOG_WARNING ? "warning: " : "", message);
+        fprintf(stderr, "kubemount: %s%s\n",
+                level == KM_LOG_WARNING  ? "warning: "
+                : level == KM_LOG_NOTICE ? "notice: "
+                                         : "",
+                message);
 }
 
 void cli_log_setup(int verbose) {
-        km_log_set(log_to_stderr, NULL, verbose ? KM_LOG_INFO + verbose - 1 : KM_LOG_WARNING);
+        cli_log_setup_level(verbose ? KM_LOG_INFO + verbose - 1 : KM_LOG_WARNING);
+}
+
+void cli_log_setup_level(int max_level) {
+        km_log_set(log_to_stderr, NULL, max_level);
 }
 
 /*

@@ -136,7 +136,7 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
 
 /* The line in the container's log (`kubemount logs NAME`) and the agent's. */
 static void broker_log(struct ctr *c, const char *line) {
-        log_msg(KM_LOG_INFO, "container %s: mount broker: %s", c->name, line);
+        log_msg(KM_LOG_NOTICE, "container %s: mount broker: %s", c->name, line);
         if (c->detached && c->dir_fd >= 0) {
                 _cleanup_close_ int fd = openat(c->dir_fd, "log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
                 if (fd >= 0)

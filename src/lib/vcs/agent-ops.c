@@ -268,6 +268,11 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         if (c->runtime)
                 json_object_set_new(c->state, "runtime", json_string(c->runtime));
         json_object_set_new(c->state, "privileged", json_boolean(!c->spec->id_count));
+        /* The audit trail of host privilege given out (the agent's log: the journal under systemd). */
+        if (!c->spec->id_count)
+                log_msg(KM_LOG_NOTICE,
+                        "container %s: started privileged (host capabilities, mounts of its own), pid %d", name,
+                        (int)pid);
         if (c->spec->broker)
                 json_object_set_new(c->state, "mounts_allowed", strv_json(c->spec->broker_types));
         if (c->kubelet_dir)
