@@ -95,7 +95,7 @@ want_stack=8388608
 is "$(limit stack SOFT)" "$want_stack" "soft RLIMIT_STACK is 8 MiB"
 
 # The runtime is looked up in the agent's PATH: the system's runc, not the caller's.
-run as_caller timeout 30 "$CALLER/bin/kubemount" run --rootfs "$ROOTFS" --name via-runc --detach --runtime runc -- sleep 100
+run as_caller timeout 30 "$CALLER/bin/kubemount" run --rootfs "$ROOTFS" --name via-runc --detach --runtime runc --privileged -- sleep 100
 is "$RC:$OUT" "0:via-runc" "run --runtime runc from the odd caller"
 like "$(vcs_json "(get('via-runc') or {}).get('runtime')")" "^/(usr/)?s?bin/runc$" "... runs the system's runc"
 check_fails "... and never the caller's fake runc" test -e "$CALLER/fake-runc-ran"

@@ -237,7 +237,10 @@ void route_container_name(const char *target, char ret[ROUTE_NAME_MAX]) {
 }
 
 static const char *const kernel_siblings[][2] = {
-        { "nfs", "nfs4" }, { "nfs4", "nfs" }, { "cifs", "smb3" }, { "smb3", "cifs" },
+        { "nfs", "nfs4" },
+        { "nfs4", "nfs" },
+        { "cifs", "smb3" },
+        { "smb3", "cifs" },
 };
 
 int route_mount_types(const char *type, char ***ret) {
