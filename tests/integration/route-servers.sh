@@ -29,7 +29,9 @@ VOLS=$KUBELET_DIR/pods/uid-a/volumes
 G=$VOLS/kubernetes.io~glusterfs/gv S=$VOLS/kubernetes.io~csi/ssh
 SECRET=$VOLS/kubernetes.io~secret/ssh-key
 mkdir -p "$G" "$S" "$SECRET"
-install -m 0600 "$SSHD_KEY" "$SECRET/id"
+# A secret volume's default mode, 0644: the unprivileged client (its root is not the host's)
+# reads it as others do.  ssh takes it: the key is not its own user's.
+install -m 0644 "$SSHD_KEY" "$SECRET/id"
 SSH_OPTS=${SSHFS_OPTIONS/IdentityFile=$SSHD_KEY/IdentityFile=$SECRET/id}
 
 run in_k "${K[@]}" status --json

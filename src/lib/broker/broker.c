@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The mount broker (see broker.h). */
 #include <fcntl.h>
+#include <linux/fuse.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -13,17 +14,6 @@
 #include "resolve.h"
 #include "syscalls.h"
 
-#ifndef SECCOMP_IOCTL_NOTIF_ADDFD
-#define SECCOMP_ADDFD_FLAG_SETFD (1UL << 0)
-struct seccomp_notif_addfd {
-        __u64 id;
-        __u32 flags;
-        __u32 srcfd;
-        __u32 newfd;
-        __u32 newfd_flags;
-};
-#define SECCOMP_IOCTL_NOTIF_ADDFD _IOW(SECCOMP_IOC_MAGIC, 3, struct seccomp_notif_addfd)
-#endif
 
 #define PATH_LIMIT 4096 /* the kernel's PATH_MAX */
 #define DATA_LIMIT 4096 /* mount(2) copies one page of options */
@@ -131,23 +121,6 @@ static int read_call(int listener, const struct broker_notif *n, struct broker_c
         return seccomp_notify_id_valid(listener, n->id) < 0 ? -ENOENT : 0;
 }
 
-/* A fd's O_CLOEXEC in the caller (/proc/PID/fdinfo/N "flags:", octal), so the installed fd keeps it. */
-static unsigned caller_fd_flags(pid_t pid, int fd) {
-        char path[64], *buf = NULL, *f;
-        unsigned flags = 0;
-        size_t size;
-        int dfd;
-
-        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-        dfd = open(path, O_RDONLY | O_CLOEXEC);
-        if (dfd >= 0 && read_full_fd(dfd, 4096, &buf, &size) >= 0 && (f = strstr(buf, "flags:")))
-                flags = strtoul(f + 6, NULL, 8) & O_CLOEXEC;
-        if (dfd >= 0)
-                close(dfd);
-        free(buf);
-        return flags;
-}
-
 /*
  * Whether source is only a name to the kernel: fstype is listed "nodev" in
  * /proc/filesystems, or is not listed (a module the mount may load) and
@@ -223,24 +196,42 @@ static int open_target(const struct broker_policy *p, const char *target, char *
         return fd;
 }
 
+/*
+ * A FUSE mount: the kernel takes a connection only from a /dev/fuse opened
+ * in the user namespace that owns the mount (the host's, so that pods may
+ * use it), so we open one and mount with it.  The daemon then gets that
+ * connection on its own open file: FUSE_DEV_IOC_CLONE attaches the file at
+ * its fd=N (taken with pidfd_getfd) to our connection.  Every process that
+ * shares that file serves it -- glusterfs mounts from a forked mount agent
+ * and reads in its parent -- which installing our fd at N in the caller
+ * alone (SECCOMP_IOCTL_NOTIF_ADDFD) would not give.
+ */
 static int do_fuse(int listener, const struct broker_notif *n, const struct broker_verdict *v,
                    const struct broker_call *c, const char *at) {
-        struct seccomp_notif_addfd add = { .id = n->id, .flags = SECCOMP_ADDFD_FLAG_SETFD };
-        _cleanup_close_ int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        _cleanup_close_ int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC), pidfd = -EBADF, theirs = -EBADF;
         _cleanup_free_ char *data = NULL;
+        uint32_t ours;
 
         if (fuse < 0)
                 return -errno;
+        pidfd = sys_pidfd_open(n->pid, 0);
+        if (pidfd < 0)
+                return pidfd;
+        /* The pid is the caller's only while its call is pending. */
+        if (seccomp_notify_id_valid(listener, n->id) < 0)
+                return -ENOENT;
+        theirs = sys_pidfd_getfd(pidfd, v->fuse_fd);
+        if (theirs < 0)
+                return theirs == -EBADF ? -EINVAL : theirs;
         if (asprintf(&data, "fd=%d%s%s", fuse, v->data && *v->data ? "," : "", v->data ?: "") < 0)
                 return -ENOMEM;
         if (mount(c->source ?: c->fstype, at, c->fstype, v->flags, data) < 0)
                 return -errno;
-        add.srcfd = (uint32_t)fuse;
-        add.newfd = (uint32_t)v->fuse_fd;
-        add.newfd_flags = caller_fd_flags(n->pid, v->fuse_fd);
-        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
+        ours = (uint32_t)fuse;
+        /* Not /dev/fuse, or already connected: the kernel refuses, and the mount must not stay daemonless. */
+        if (ioctl(theirs, FUSE_DEV_IOC_CLONE, &ours) < 0) {
                 int r = -errno;
-                /* A mount whose daemon never gets its connection would hang whoever looks at it. */
+
                 (void)umount2(at, MNT_DETACH);
                 return r;
         }
