@@ -317,6 +317,12 @@ static int do_umount(const struct broker_policy *p, const struct broker_verdict 
         return r;
 }
 
+/*
+ * Performs an allowed verdict.  A refusal by its own checks, on what the
+ * policy's strings cannot show (a path that resolves outside the kubelet
+ * dir, a device the container was not given, fuseblk), fills why; a
+ * failure of the kernel's leaves it empty.
+ */
 static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
                    const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
                    char *why, size_t why_size) {
@@ -424,7 +430,13 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 out->error = v.error;
         else if ((r = perform(listener, n, p, &c, &v, view, why, sizeof(why))) < 0) {
                 out->error = -r;
-                if (!*why)
+                if (*why) {
+                        /* One of perform's own checks (paths resolved, devices given): a refusal, logged as one. */
+                        broker_verdict_done(&v);
+                        v.action = BROKER_DENY;
+                        v.error = -r;
+                        snprintf(v.why, sizeof(v.why), "%s", why);
+                } else
                         snprintf(why, sizeof(why), "%s", strerror(-r));
         } else {
                 out->mounted = v.action != BROKER_DO_UMOUNT;
