@@ -150,10 +150,11 @@ static bool fstype_is_nodev(const char *fstype, const char *source) {
 /*
  * The source of a filesystem on a device: the caller's path, looked up in
  * its own root (no symlink out of it), must be a block device the
- * container was given; mounted through our fd of that node.
+ * container was given (view->devices[*ret_index]); *ret_fd is our fd of
+ * that node.
  */
-static int device_source(pid_t pid, const char *source, const dev_t *devices, size_t n_devices, int *ret_fd, char *why,
-                         size_t why_size) {
+static int device_source(pid_t pid, const char *source, const struct broker_view *view, int *ret_fd, size_t *ret_index,
+                         char *why, size_t why_size) {
         char path[64];
         _cleanup_close_ int root = -EBADF;
         struct stat st;
@@ -174,14 +175,34 @@ static int device_source(pid_t pid, const char *source, const dev_t *devices, si
                 close(fd);
                 return -ENOTBLK;
         }
-        for (size_t i = 0; i < n_devices; i++)
-                if (devices[i] == st.st_rdev) {
+        for (size_t i = 0; i < view->n_devices; i++)
+                if (view->devices[i] == st.st_rdev) {
                         *ret_fd = fd;
+                        *ret_index = i;
                         return 0;
                 }
         close(fd);
         snprintf(why, why_size, "device %u:%u was not given to this container", major(st.st_rdev), minor(st.st_rdev));
         return -EPERM;
+}
+
+/*
+ * What the kernel gets as the source of a mount on device (our fd of it,
+ * the view's device i): the kernel records the string in mountinfo, where
+ * the host's tools look a device's mounts up by name (mount-utils,
+ * findmnt -S, resize2fs and mkfs's "is mounted" checks).  So the host's
+ * path of the device, from the container's spec (not the caller), while it
+ * still is that device; else /proc/self/fd/N, which names it to no one.
+ */
+static void device_name(const struct broker_view *view, size_t i, int device, char *buf, size_t size) {
+        const char *path = view->device_paths ? view->device_paths[i] : NULL;
+        struct stat st;
+
+        if (path && path[0] == '/' && strlen(path) < size && stat(path, &st) == 0 && S_ISBLK(st.st_mode) &&
+            st.st_rdev == view->devices[i])
+                snprintf(buf, size, "%s", path);
+        else
+                snprintf(buf, size, "/proc/self/fd/%d", device);
 }
 
 static int open_target(const struct broker_policy *p, const char *target, char *why, size_t why_size) {
@@ -287,11 +308,18 @@ static int do_umount(const struct broker_policy *p, const struct broker_verdict 
         return r;
 }
 
+/*
+ * Performs an allowed verdict.  A refusal by its own checks, on what the
+ * policy's strings cannot show (a path that resolves outside the kubelet
+ * dir, a device the container was not given, fuseblk), fills why; a
+ * failure of the kernel's leaves it empty.
+ */
 static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
                    const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
                    char *why, size_t why_size) {
         _cleanup_close_ int target = -EBADF, device = -EBADF;
         char at[64], dev[PATH_LIMIT];
+        size_t i = 0;
         int r;
 
         if (v->action == BROKER_DO_UMOUNT)
@@ -313,16 +341,8 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         case BROKER_DO_MOUNT:
                 if (fstype_is_nodev(c->fstype, c->source))
                         r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
-                else if ((r = device_source(n->pid, c->source, view->devices, view->n_devices, &device, why,
-                                            why_size)) >= 0) {
-                        struct stat ours, host;
-
-                        /* The host's node of the same name, when there is one: the mount table shows the source. */
-                        if (fstat(device, &ours) == 0 && stat(c->source, &host) == 0 && S_ISBLK(host.st_mode) &&
-                            host.st_rdev == ours.st_rdev)
-                                snprintf(dev, sizeof(dev), "%s", c->source);
-                        else
-                                snprintf(dev, sizeof(dev), "/proc/self/fd/%d", device);
+                else if ((r = device_source(n->pid, c->source, view, &device, &i, why, why_size)) >= 0) {
+                        device_name(view, i, device, dev, sizeof(dev));
                         r = mount(dev, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
                 }
                 return r;
@@ -401,7 +421,13 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 out->error = v.error;
         else if ((r = perform(listener, n, p, &c, &v, view, why, sizeof(why))) < 0) {
                 out->error = -r;
-                if (!*why)
+                if (*why) {
+                        /* One of perform's own checks (paths resolved, devices given): a refusal, logged as one. */
+                        broker_verdict_done(&v);
+                        v.action = BROKER_DENY;
+                        v.error = -r;
+                        snprintf(v.why, sizeof(v.why), "%s", why);
+                } else
                         snprintf(why, sizeof(why), "%s", strerror(-r));
         } else {
                 out->mounted = v.action != BROKER_DO_UMOUNT;

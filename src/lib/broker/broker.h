@@ -52,6 +52,7 @@ struct broker_view {
         const struct broker_bind *binds; /* a target (or bind source) is translated through the deepest bind */
         size_t n_binds;                  /* holding it; one below none is refused */
         const dev_t *devices;            /* the block devices the container was given (st_rdev) */
+        const char *const *device_paths; /* each one's host path (the name mountinfo shows), or NULL */
         size_t n_devices;
 };
 

@@ -82,8 +82,9 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         };
         json_t *args = json_object_get(ctx, "args"), *answer;
         dev_t devices[64];
+        const char *device_paths[64];
         struct broker_bind binds[64];
-        struct broker_view view = { binds, 0, devices, 0 };
+        struct broker_view view = { binds, 0, devices, device_paths, 0 };
         struct broker_outcome *out = calloc(1, sizeof(*out));
         int r;
 
@@ -91,9 +92,12 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                 return -ENOENT;
         for (size_t i = 0; i < ELEMENTSOF(n.args); i++)
                 n.args[i] = hex_u64(json_array_get(args, i));
+        /* A device of the spec's own is named on the host as in the container (runtimes create it by that path). */
         for (size_t i = 0; i < c->spec->n_devices && view.n_devices < ELEMENTSOF(devices); i++)
-                if (c->spec->devices[i].type == 'b')
+                if (c->spec->devices[i].type == 'b') {
+                        device_paths[view.n_devices] = c->spec->devices[i].path;
                         devices[view.n_devices++] = makedev(c->spec->devices[i].major, c->spec->devices[i].minor);
+                }
         for (size_t i = 0; i < c->spec->n_mounts && view.n_binds < ELEMENTSOF(binds); i++) {
                 const struct spec_mount *m = &c->spec->mounts[i];
                 struct stat st;
@@ -102,8 +106,10 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                         continue;
                 /* A device bound in (as the multi-call tools bind theirs) is one it was given. */
                 if (stat(m->source, &st) == 0 && S_ISBLK(st.st_mode)) {
-                        if (view.n_devices < ELEMENTSOF(devices))
+                        if (view.n_devices < ELEMENTSOF(devices)) {
+                                device_paths[view.n_devices] = m->source;
                                 devices[view.n_devices++] = st.st_rdev;
+                        }
                 } else
                         binds[view.n_binds++] = (struct broker_bind){ m->destination, m->source };
         }

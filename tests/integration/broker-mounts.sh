@@ -1,0 +1,325 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Issue 12: what default (unprivileged) VCS containers of the fuse-tools image
+# mount through the mount broker, in a sandbox with a network of its own:
+#   - bindfs, squashfuse (an image mksquashfs made here) and sshfs (against
+#     sshd on loopback, tests/lib/servers.sh, with a key the container's root
+#     owns) from detached containers: each mount is in the host below the
+#     kubelet dir, the host and a pod read it, `kubemount logs` has the
+#     broker's "allowed", the host's mountinfo shows nosuid,nodev and
+#     user_id/group_id 1879048192 (the container's root), the daemon runs as
+#     that uid; after kill -9 of each daemon its mount is dead (ENOTCONN) and
+#     `kubemount gc` removes it;
+#   - tmpfs, and ext4 and xfs on loop devices the container is given
+#     (--mount /dev/loopN:/dev/loopN): mounted by mount(8) inside, in the
+#     host; unmounted from inside (the broker's own mounts); a device the
+#     container was not given (its node reached through the kubelet dir) is
+#     refused with EPERM and a line in logs;
+#   - two containers of the image: what the first writes into its root the
+#     second does not see; the file is in the first's writable layer, owned by
+#     the mapped root; the store's tree of the image is byte-identical after;
+#   - a mount of a type the container may not make: mount(8) gets EPERM
+#     ("permission denied", exit 32), and logs has the refusal.
+# Needs the fuse-tools image of scripts/build-images (scripts/test builds it).
+# shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/servers.sh" || { echo "Bail out! cannot load tests/lib/servers.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+need_images fuse-tools
+node_sandbox --net "$@"
+need_tools losetup truncate mkfs.ext4 mkfs.xfs mksquashfs mknod stat sha256sum xargs sort
+
+LOOPS=()
+# Loop devices go before anything else, even when the test dies half-way.
+detach_loops() {
+        local d
+        for d in "${LOOPS[@]}"; do
+                umount -l "$d" 2>/dev/null
+                losetup -d "$d" 2>/dev/null
+        done
+        LOOPS=()
+}
+trap 'detach_loops; _km_sandbox_exit' EXIT
+# new_loop FILE SIZE: a blank loop device of a sparse file, in DEV.
+new_loop() {
+        truncate -s "$2" "$1" && DEV=$(losetup --show -f "$1") || bail_out "losetup $1"
+        LOOPS+=("$DEV")
+}
+
+ROOT_ID=1879048192 # the container's root on the host (0x70000000, the default id map)
+NL=$'\n'
+T_START=$(now_ms)
+
+node_up
+vcs_setup
+export KUBEMOUNT_STORE_DIR=$NODE/store
+vcs_agent_start
+import_images fuse-tools
+sshd_up || bail_out "sshd_up failed"
+ok "sshd serves $SSHD_SOURCE (ready in $SSHD_READY_MS ms)"
+pod_up a
+
+# A pod's volumes, as the host and the container name them.
+VOLS=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi
+CVOLS=/var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~csi
+# Files the test touches to let a container go on, seen there as /var/lib/kubelet/ctl.
+CTL=$KUBELET_DIR/ctl
+mkdir -p "$VOLS" "$CTL"
+KB=(--mount "$KUBELET_DIR:/var/lib/kubelet:rshared")
+
+# mnt_info PATH: "MOUNT-OPTIONS FSTYPE SOURCE SUPER-OPTIONS" of the (top) mount at PATH in the host.
+mnt_info() {
+        awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++); l = $6 " " $(i + 1) " " $(i + 2) " " $(i + 3) }
+                END { if (l == "") exit 1; print l }' /proc/1/mountinfo
+}
+# ctr_ps NAME: "PID STATUS" of NAME as `kubemount ps -a` lists it ("123 running",
+# "123 exited 0"); ctr_status NAME: its STATUS.  Not vcs_status and vcs_pid:
+# python3's start alone takes seconds on a busy machine.
+ctr_ps() {
+        km ps -a 2>/dev/null | awk -v n="$1" '$1 == n { s = $3; if (s == "exited") s = s " " $4; print $2, s; f = 1 }
+                END { exit !f }'
+}
+ctr_status() {
+        local l
+        l=$(ctr_ps "$1") && echo "${l#* }"
+}
+# ctr_exited NAME [SECS]: waits (default 15 s) until NAME has exited.
+ctr_exited() { wait_for "${2:-15}" _ctr_is_exited "$1"; }
+_ctr_is_exited() { [[ $(ctr_status "$1") == exited* ]]; }
+# daemon_of NAME: the pid of the first child of NAME's PID 1 (the command it runs).
+daemon_of() {
+        local p c
+        p=$(ctr_ps "$1") && p=${p%% *} && [[ -n $p ]] || return 1
+        c=$(cat /proc/"$p"/task/*/children 2>/dev/null) && c=${c%% *} && [[ -n $c ]] || return 1
+        echo "$c"
+}
+# logs_of NAME: kubemount logs NAME, stdout and stderr.
+logs_of() { km logs "$1" 2>&1; }
+# has_opts OPTIONS WORD...: each WORD is one of the comma-separated OPTIONS.
+has_opts() {
+        local o=,$1, w
+        shift
+        for w; do [[ $o == *",$w,"* ]] || return 1; done
+}
+
+# ---- FUSE: bindfs, squashfuse, sshfs --------------------------------------
+
+mkdir -p "$KUBELET_DIR/export" "$NODE/sq-src/sub" "$KUBELET_DIR/plugins/kubemount-test"
+echo "served by bindfs" >"$KUBELET_DIR/export/data"
+echo "served by squashfuse" >"$NODE/sq-src/sub/data"
+SQFS=$KUBELET_DIR/plugins/kubemount-test/vol.sqfs
+mksquashfs "$NODE/sq-src" "$SQFS" -noappend -all-root -quiet >/dev/null && chmod 0644 "$SQFS" ||
+        bail_out "mksquashfs $NODE/sq-src $SQFS"
+# The client's key, owned by the container's root (as it would own a key it was given).
+chown -R "$ROOT_ID:$ROOT_ID" "$SSHD_KEY_DIR" || bail_out "chown $SSHD_KEY_DIR"
+
+FUSE_NAMES=()
+declare -A FUSE_TARGET=() FUSE_FILE=() FUSE_DAEMON=()
+# fuse_volume NAME TYPE FILE WANT [RUN-OPTIONS...] -- COMMAND...: a detached
+# container of fuse-tools that may mount fuse and fuse.TYPE runs COMMAND, a
+# daemon in the foreground whose last argument is $CVOLS/NAME; the volume
+# $VOLS/NAME must hold FILE with WANT.
+fuse_volume() {
+        local name=$1 type=$2 file=$3 want=$4 t0 info opts super daemon
+        local target=$VOLS/$name
+        shift 4
+        mkdir -p "$target"
+        FUSE_NAMES+=("$name")
+        FUSE_TARGET[$name]=$target FUSE_FILE[$name]=$file
+        t0=$(now_ms)
+        check "[$name] run -d --image fuse-tools --allow-mount fuse --allow-mount fuse.$type" \
+                km run -d --name "$name" --image fuse-tools --allow-mount fuse --allow-mount "fuse.$type" "${KB[@]}" "$@"
+        if wait_for 20 is_mounted host "$target"; then
+                ok "[$name] the mount is in the host below the kubelet dir ($(($(now_ms) - t0)) ms from run)"
+        else
+                not_ok "[$name] the mount is in the host below the kubelet dir"
+                diag "$(logs_of "$name")" "$(tail -n 20 "$KM_SCRATCH/agent.log")"
+        fi
+        is "$(cat "$target/$file" 2>&1)" "$want" "[$name] the host reads it"
+        is "$(in_pod a cat "$target/$file" 2>&1)" "$want" "[$name] the pod reads it"
+        like "$(logs_of "$name")" "kubemount: mount broker: mount -t fuse(\.$type)? [^$NL]* on $target \([^$NL]*\): allowed" \
+                "[$name] logs: the broker's line, allowed"
+        info=$(mnt_info "$target")
+        read -r opts _ _ super <<<"$info"
+        holds "[$name] mountinfo: nosuid,nodev ($opts)" has_opts "$opts" nosuid nodev
+        holds "[$name] mountinfo: user_id=$ROOT_ID,group_id=$ROOT_ID (the container's root), allow_other" \
+                has_opts "$super" "user_id=$ROOT_ID" "group_id=$ROOT_ID" allow_other
+        [[ $info == *"user_id=$ROOT_ID"* ]] || diag "mountinfo: $info"
+        daemon=$(daemon_of "$name")
+        FUSE_DAEMON[$name]=$daemon
+        is "$(stat -c '%u %g' "/proc/$daemon" 2>&1) $(cat "/proc/$daemon/comm" 2>&1)" "$ROOT_ID $ROOT_ID $type" \
+                "[$name] its daemon (pid $daemon, PID 1's child) runs as the container's root"
+        # The container sees what it mounted (the kubelet dir is bound rslave into it).
+        is "$(km exec "$name" -- cat "${CVOLS}/$name/$file" 2>&1)" "$want" "[$name] the container reads its own mount"
+}
+
+fuse_volume bindfs bindfs data "served by bindfs" -- bindfs -f /var/lib/kubelet/export "$CVOLS/bindfs"
+fuse_volume squashfuse squashfuse sub/data "served by squashfuse" -- \
+        squashfuse -f "/var/lib/kubelet/plugins/kubemount-test/vol.sqfs" "$CVOLS/squashfuse"
+fuse_volume sshfs sshfs "${SSHD_FILE##*/}" "$SSHD_FILE_CONTENT" --mount "$SSHD_KEY_DIR:$SSHD_KEY_DIR:private:ro" -- \
+        sshfs -f -o "$SSHFS_OPTIONS" "$SSHD_SOURCE" "$CVOLS/sshfs"
+like "$(mnt_info "$VOLS/sshfs")" "^[^ ]+ fuse\.sshfs $SSHD_SOURCE " "[sshfs] mountinfo: fuse.sshfs from $SSHD_SOURCE"
+
+# kill -9 of each daemon: its mount is dead until gc removes it.
+for name in "${FUSE_NAMES[@]}"; do
+        t=${FUSE_TARGET[$name]}
+        check "[$name] kill -9 of its daemon (${FUSE_DAEMON[$name]})" kill -9 "${FUSE_DAEMON[$name]}"
+        ctr_exited "$name" || diag "$name: $(ctr_status "$name")"
+        run stat "$t/${FUSE_FILE[$name]}"
+        like "$RC:$ERR" "^1:.*not connected" "[$name] the mount it left is dead (ENOTCONN)"
+done
+run km gc
+is "$RC" 0 "gc exits 0"
+GC_OUT=$OUT GC_ERR=$ERR
+for name in "${FUSE_NAMES[@]}"; do
+        t=${FUSE_TARGET[$name]}
+        like "$GC_OUT" "$t" "[$name] gc reports the dead mount"
+        check_fails "[$name] ... gone from the host" is_mounted host "$t"
+        check_fails "[$name] ... and from the pod" is_mounted pod:a "$t"
+        check "[$name] rm" km rm "$name"
+done
+[[ $GC_OUT == *"$VOLS"* ]] || diag "gc: $GC_OUT" "$GC_ERR"
+
+# ---- tmpfs, ext4 and xfs: mount(8) inside, umount from inside ----------------
+
+# The command of a container that mounts, says so, waits for $CTL/NAME, unmounts:
+# sh -c "$MOUNT_WAIT" sh NAME MOUNT-ARGS... (the last one the target).
+MOUNT_WAIT='go=/var/lib/kubelet/ctl/$1; shift; for t; do :; done
+        mount "$@" || exit $?; echo mounted
+        while [ ! -e "$go" ]; do sleep 0.1; done
+        umount "$t"; r=$?; echo "umount exit $r"; exit $r'
+# kernel_volume NAME TYPE [RUN-OPTIONS...] -- MOUNT-ARGS...: a detached container
+# that may mount TYPE mounts with MOUNT-ARGS (their last the container's
+# path of $VOLS/NAME); the mount is in the host and the pod (READ: a file
+# it must hold, "" for none), then the container unmounts it.
+kernel_volume() {
+        local name=$1 type=$2 read=$3 target=$VOLS/$1 t0 info opts fstype
+        shift 3
+        local run=()
+        while (($#)) && [[ $1 != -- ]]; do
+                run+=("$1")
+                shift
+        done
+        shift
+        mkdir -p "$target"
+        t0=$(now_ms)
+        check "[$name] run -d --image fuse-tools --allow-mount $type -- mount $*" \
+                km run -d --name "$name" --image fuse-tools --allow-mount "$type" "${KB[@]}" "${run[@]}" -- \
+                sh -c "$MOUNT_WAIT" sh "$name" "$@"
+        if wait_for 20 is_mounted host "$target"; then
+                ok "[$name] the mount is in the host ($(($(now_ms) - t0)) ms from run)"
+        else
+                not_ok "[$name] the mount is in the host"
+                diag "$(logs_of "$name")"
+        fi
+        info=$(mnt_info "$target")
+        read -r opts fstype source _ <<<"$info"
+        is "$fstype" "$type" "[$name] mountinfo: type $type"
+        is "$source" "${*: -2:1}" "[$name] mountinfo: the source is ${*: -2:1}, as mount(8) named it"
+        holds "[$name] mountinfo: nosuid,nodev ($opts)" has_opts "$opts" nosuid nodev
+        check "[$name] the pod sees it" is_mounted pod:a "$target"
+        [[ -z $read ]] || is "$(in_pod a cat "$target/$read" 2>&1)" "on $name" "[$name] the pod reads $read"
+        like "$(logs_of "$name")" "mount broker: mount -t $type [^$NL]* on $target [^$NL]*: allowed" \
+                "[$name] logs: the broker's line, allowed"
+        touch "$CTL/$name"
+        ctr_exited "$name"
+        is "$(ctr_status "$name")" "exited 0" "[$name] umount from inside: the container exits 0"
+        run logs_of "$name"
+        like "$OUT" "mount broker: umount $target: allowed" "[$name] logs: umount, allowed"
+        like "$OUT" "umount exit 0" "[$name] ... umount(8) exits 0"
+        check_fails "[$name] ... gone from the host" is_mounted host "$target"
+        check_fails "[$name] ... and from the pod" is_mounted pod:a "$target"
+        check "[$name] rm" km rm "$name"
+}
+
+kernel_volume tmpfs tmpfs "" -- -t tmpfs -o size=1m,mode=0755 km-broker-tmpfs "$CVOLS/tmpfs"
+
+mkdir -p "$NODE/ext4-src" && echo "on ext4" >"$NODE/ext4-src/hello"
+new_loop "$NODE/ext4.img" 64M
+EXT=$DEV
+mkfs.ext4 -q -F -d "$NODE/ext4-src" "$EXT" || bail_out "mkfs.ext4 $EXT"
+kernel_volume ext4 ext4 hello --mount "$EXT:$EXT" -- -t ext4 "$EXT" "$CVOLS/ext4"
+
+new_loop "$NODE/xfs.img" 320M
+XFS=$DEV
+mkfs.xfs -q -f "$XFS" || bail_out "mkfs.xfs $XFS"
+kernel_volume xfs xfs "" --mount "$XFS:$XFS" -- -t xfs "$XFS" "$CVOLS/xfs"
+
+# A device it was not given: the xfs loop device's node, reached through the
+# kubelet dir (the container cannot make one), in a container given the ext4 one.
+mkdir -p "$KUBELET_DIR/devs" "$VOLS/notgiven"
+read -r major minor < <(stat -c '0x%t 0x%T' "$XFS")
+mknod "$KUBELET_DIR/devs/other" b "$major" "$minor" || bail_out "mknod of $XFS's node"
+run km run -d --name notgiven --image fuse-tools --allow-mount xfs --allow-mount ext4 --mount "$EXT:$EXT" "${KB[@]}" -- \
+        mount -t xfs /var/lib/kubelet/devs/other "$CVOLS/notgiven"
+is "$RC:$OUT" "0:notgiven" "[notgiven] run -d: mount -t xfs of a device node it was not given"
+ctr_exited notgiven
+is "$(ctr_status notgiven)" "exited 32" "[notgiven] mount(8) fails (exit 32)"
+run logs_of notgiven
+like "$OUT" "[Pp]ermission denied" "[notgiven] ... permission denied (EPERM)"
+like "$OUT" "mount broker: mount -t xfs [^$NL]* on $VOLS/notgiven[^$NL]*: refused: device [0-9]+:[0-9]+ was not given to this container" \
+        "[notgiven] logs: the broker's refusal names the device"
+diag "logs notgiven: ${OUT//$NL/ | }"
+check_fails "[notgiven] nothing is mounted in the host" is_mounted host "$VOLS/notgiven"
+check "[notgiven] rm" km rm notgiven
+rm -f "$KUBELET_DIR/devs/other"
+
+# ---- a type the container may not mount ------------------------------------
+
+mkdir -p "$VOLS/refused"
+run km run -d --name refused --image fuse-tools --allow-mount ext4 "${KB[@]}" -- \
+        mount -t tmpfs -o size=1m km-refused "$CVOLS/refused"
+is "$RC:$OUT" "0:refused" "[refused] run -d --allow-mount ext4 -- mount -t tmpfs"
+ctr_exited refused
+is "$(ctr_status refused)" "exited 32" "[refused] mount(8) exits 32"
+run logs_of refused
+like "$OUT" "[Pp]ermission denied" "[refused] ... permission denied (EPERM)"
+like "$OUT" "mount broker: mount -t tmpfs km-refused on $VOLS/refused [^$NL]*refused: fstype tmpfs is not allowed for this container" \
+        "[refused] logs: the broker's refusal"
+diag "logs refused: ${OUT//$NL/ | }"
+check_fails "[refused] nothing is mounted in the host" is_mounted host "$VOLS/refused"
+check "[refused] rm" km rm refused
+
+# ---- two containers of one image ---------------------------------------------
+
+# tree_sum DIR: names, types, modes, owners, sizes, times and contents of DIR's tree.
+tree_sum() {
+        (
+                cd "$1" || exit 1
+                find . -printf '%y %m %U %G %s %T@ %C@ %p -> %l\n' | LC_ALL=C sort
+                find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+        ) | sha256sum
+}
+check "[layers] run -d w1: waits, then writes /etc/kmtest and /root/x" \
+        km run -d --name w1 --image fuse-tools "${KB[@]}" -- sh -c \
+        'while [ ! -e /var/lib/kubelet/ctl/w1 ]; do sleep 0.1; done
+        echo first >/etc/kmtest && echo first >/root/x && echo written; exec sleep 1000'
+STORE_ROOT=$(vcs_json "(get('w1') or {}).get('rootfs')")
+like "$STORE_ROOT" "^$KUBEMOUNT_STORE_DIR/" "[layers] ps --json: w1's rootfs is the store's tree ($STORE_ROOT)"
+[[ -d $STORE_ROOT ]] || bail_out "no store tree at '$STORE_ROOT'"
+SUM_BEFORE=$(tree_sum "$STORE_ROOT")
+touch "$CTL/w1"
+if wait_for 10 vcs_logs_has w1 '^written$'; then ok "[layers] w1 wrote into its root"; else
+        not_ok "[layers] w1 wrote into its root"
+        diag "$(logs_of w1)"
+fi
+run km run --name w2 --image fuse-tools -- sh -c 'cat /etc/kmtest /root/x; r=$?; echo second >/etc/kmtest && cat /etc/kmtest && exit $r'
+like "$RC:$OUT:$ERR" "^1:second:.*/etc/kmtest: No such file.*/root/x: No such file" \
+        "[layers] w2 sees neither /etc/kmtest nor /root/x of w1's, and writes its own"
+is "$(km exec w1 -- cat /etc/kmtest /root/x 2>&1)" "first${NL}first" "[layers] w1 still reads its own"
+LAYER=$KUBEMOUNT_STATE_DIR/containers/w1/layer/upper
+is "$(stat -c '%u %g' "$LAYER/etc/kmtest" "$LAYER/root/x" 2>&1)" "$ROOT_ID $ROOT_ID${NL}$ROOT_ID $ROOT_ID" \
+        "[layers] w1's files are in its writable layer, owned by the container's root ($ROOT_ID)"
+is "$(cat "$LAYER/etc/kmtest" 2>&1)" "first" "[layers] ... with what it wrote"
+check_fails "[layers] the store's tree has no /etc/kmtest" test -e "$STORE_ROOT/etc/kmtest"
+check "[layers] rm -f w1" km rm -f w1
+is "$(tree_sum "$STORE_ROOT")" "$SUM_BEFORE" "[layers] the store's tree of the image is byte-identical after both"
+
+vcs_cleanup
+detach_loops
+is "$(losetup -a | grep -c "$NODE/")" 0 "the loop devices are detached"
+check "sshd_down" sshd_down
+node_down "broker-mounts"
+km_cgroups_remove
+diag "broker-mounts: $(($(now_ms) - T_START)) ms"
+done_testing
