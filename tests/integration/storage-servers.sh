@@ -20,6 +20,9 @@ is "$(ip -o link show | awk -F': ' '{ print $2 }')" "lo" "the sandbox's network 
 gluster_up || bail_out "gluster_up failed"
 ok "glusterd serves $GLUSTER_VOLUME (ready in $GLUSTER_READY_MS ms)"
 sshd_up || bail_out "sshd_up failed"
+# The client key is the unprivileged containers' root's (host uid 1879048192): theirs to read at
+# 0600, and the host's root reads it too (ssh checks the mode of a key its own user owns only).
+chown -R 1879048192:1879048192 "$SSHD_KEY_DIR"
 ok "sshd serves $SSHD_SOURCE on port $SSHD_PORT (ready in $SSHD_READY_MS ms)"
 
 # ---- the host's clients ---------------------------------------------------
@@ -102,8 +105,9 @@ vcs_volume() { # NAME IMAGE FILE WANT MOUNT-COMMAND...
         shift 4
         target=${!#}
         t0=$(now_ms)
+        # Unprivileged: the broker mounts the client's FUSE types for it.
         check "run -d --image $image -- $*" km run -d --name "$name" --image "$image" \
-                --mount "$KUBELET_DIR:$KUBELET_DIR:rshared" --mount "$SSHD_KEY_DIR:$SSHD_KEY_DIR:private:ro" -- \
+                --allow-mount fuse --allow-mount fuse.glusterfs --allow-mount fuse.sshfs --mount "$KUBELET_DIR:$KUBELET_DIR:rshared" --mount "$SSHD_KEY_DIR:$SSHD_KEY_DIR:private:ro" -- \
                 sh -c 't=$1; shift; "$@" || exit 1; trap "umount \"\$t\"; exit 0" TERM; sleep infinity & wait' \
                 sh "$target" "$@"
         if wait_for 20 is_mounted host "$target"; then
