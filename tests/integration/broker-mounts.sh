@@ -29,22 +29,7 @@ need_images fuse-tools
 node_sandbox --net "$@"
 need_tools losetup truncate mkfs.ext4 mkfs.xfs mksquashfs mknod stat sha256sum xargs sort
 
-LOOPS=()
-# Loop devices go before anything else, even when the test dies half-way.
-detach_loops() {
-        local d
-        for d in "${LOOPS[@]}"; do
-                umount -l "$d" 2>/dev/null
-                losetup -d "$d" 2>/dev/null
-        done
-        LOOPS=()
-}
-trap 'detach_loops; _km_sandbox_exit' EXIT
-# new_loop FILE SIZE: a blank loop device of a sparse file, in DEV.
-new_loop() {
-        truncate -s "$2" "$1" && DEV=$(losetup --show -f "$1") || bail_out "losetup $1"
-        LOOPS+=("$DEV")
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/loops.sh" || bail_out "cannot load tests/lib/loops.sh"
 
 ROOT_ID=1879048192 # the container's root on the host (0x70000000, the default id map)
 NL=$'\n'

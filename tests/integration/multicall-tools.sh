@@ -16,24 +16,7 @@ MC=${KM_MULTICALL_DIR:-${KM_BUILD_DIR:-}/libexec-bin}
 node_sandbox "$@"
 need_tools losetup truncate blkid mkfs.ext4 dumpe2fs debugfs fsck blockdev xfs_io
 
-LOOPS=()
-# Loop devices go before anything else, even when the test dies half-way.
-detach_loops() {
-        local d
-        for d in "${LOOPS[@]}"; do
-                umount -l "$d" 2>/dev/null
-                losetup -d "$d" 2>/dev/null
-        done
-        LOOPS=()
-}
-trap 'detach_loops; _km_sandbox_exit' EXIT
-# new_loop FILE SIZE [losetup options]: a blank loop device of a sparse file, in DEV.
-new_loop() {
-        local file=$1 size=$2
-        shift 2
-        truncate -s "$size" "$file" && DEV=$(losetup --show -f "$@" "$file") || bail_out "losetup $file"
-        LOOPS+=("$DEV")
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/loops.sh" || bail_out "cannot load tests/lib/loops.sh"
 
 node_up --no-kubelet
 vcs_setup

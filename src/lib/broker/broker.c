@@ -19,14 +19,19 @@
 #define DATA_LIMIT 4096 /* mount(2) copies one page of options */
 #define TYPE_LIMIT 256
 
+/* libseccomp's buffers for one notification and its response, sized for the running kernel. */
+static int notif_alloc(struct seccomp_notif **req, struct seccomp_notif_resp **resp) {
+        if (dlopen_libseccomp() < 0)
+                return -EOPNOTSUPP;
+        return seccomp_notify_alloc(req, resp);
+}
+
 int broker_recv(int listener, struct broker_notif *ret) {
         struct seccomp_notif *req = NULL;
         struct seccomp_notif_resp *resp = NULL;
-        int r;
+        int r = notif_alloc(&req, &resp);
 
-        if (dlopen_libseccomp() < 0)
-                return -EOPNOTSUPP;
-        if ((r = seccomp_notify_alloc(&req, &resp)) < 0)
+        if (r < 0)
                 return r;
         r = seccomp_notify_receive(listener, req);
         if (r >= 0) {
@@ -40,16 +45,11 @@ int broker_recv(int listener, struct broker_notif *ret) {
 int broker_answer(int listener, uint64_t id, int error) {
         struct seccomp_notif *req = NULL;
         struct seccomp_notif_resp *resp = NULL;
-        int r;
+        int r = notif_alloc(&req, &resp);
 
-        if (dlopen_libseccomp() < 0)
-                return -EOPNOTSUPP;
-        if ((r = seccomp_notify_alloc(&req, &resp)) < 0)
+        if (r < 0)
                 return r;
-        resp->id = id;
-        resp->error = error ? -error : 0;
-        resp->val = 0;
-        resp->flags = 0;
+        *resp = (struct seccomp_notif_resp){ .id = id, .error = error ? -error : 0 };
         r = seccomp_notify_respond(listener, resp);
         seccomp_notify_free(req, resp);
         return r;
