@@ -14,7 +14,6 @@
 #include "resolve.h"
 #include "syscalls.h"
 
-
 #define PATH_LIMIT 4096 /* the kernel's PATH_MAX */
 #define DATA_LIMIT 4096 /* mount(2) copies one page of options */
 #define TYPE_LIMIT 256
