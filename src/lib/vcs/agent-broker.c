@@ -16,9 +16,9 @@
 #include "userns.h"
 
 /* A mount waits on its server (mount.nfs retries for two minutes): the worker may take that long. */
+#define BROKER_TIMEOUT_MS (150 * 1000)
 /* Calls of one container served at once; more get EAGAIN (a thousand threads must not fork a thousand workers). */
 #define BROKER_CONCURRENT_MAX 8
-#define BROKER_TIMEOUT_MS (150 * 1000)
 
 int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir, int *ret_userns,
                          const struct seccomp_program **ret_filter, struct km_error *err) {
