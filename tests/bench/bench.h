@@ -11,8 +11,10 @@
  *   bench_umount_r.c  P4 (umount -R), also with an umount helper installed
  *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
  *   bench_vcs.c       P2, P2b (kubemount run vs crun/runc run), P6 (memory per container)
+ *   bench_peers.c     P2's peers: changes that make crun or runc accept kubemount's config
  *   bench_pull.c      P7 (kubemount pull vs skopeo copy + umoci unpack, local registry)
  *   bench_route.c     P8 (routed mount+umount vs the host's client), P5c (200 concurrent routed mounts)
+ *   bench_broker.c    P12 (a FUSE mount through the mount broker vs in a --privileged container)
  */
 #ifndef KUBEMOUNT_BENCH_H
 #define KUBEMOUNT_BENCH_H
@@ -134,9 +136,16 @@ bool vcs_setup(void);                                              /* in the san
 void vcs_teardown(void);                                           /* containers, the agent, cgroups */
 void bench_p2(const char *label, long n, bool large);
 void bench_p6(int n);
+struct json_t;
+/* bench_peers.c: applies to config the next change a peer's error calls for (not in *applied); false: none. */
+bool peer_config_fix(struct json_t *config, const char *error, unsigned *applied, char *desc, size_t size);
 void bench_p7(long n); /* bench_pull.c; cold runs of each side */
 char **vcs_env(void);  /* bench_vcs.c: the environment of VCS commands (state dir, cgroups, agent binary) */
 void bench_p8(long n); /* bench_route.c; after vcs_setup() */
 void bench_p5c(int n);
+bool route_setup(void);              /* the fuse-tools image imported, an rshared kubelet dir in the work dir */
+const char *route_kubelet_dir(void); /* that kubelet dir; its export/ holds a file "data" */
+char **route_env(void);              /* vcs_env() with the store and the kubelet dir */
+void bench_p12(long n);              /* bench_broker.c; after vcs_setup() */
 
 #endif

@@ -30,7 +30,15 @@
 static char kubelet[600], source[700];
 static char **env_route;
 
-static bool route_setup(void) {
+const char *route_kubelet_dir(void) {
+        return kubelet;
+}
+
+char **route_env(void) {
+        return env_route;
+}
+
+bool route_setup(void) {
         static bool done, good;
         char e1[700], e2[700], file[800];
         char *import[] = { (char *)km(), (char *)"image", (char *)"import", (char *)"-q", NULL, NULL };
@@ -41,7 +49,7 @@ static bool route_setup(void) {
                 return good;
         done = true;
         if (!opt.fuse_tools) {
-                say("P8, P5c: skipped (no --fuse-tools LAYOUT; scripts/build-images fuse-tools makes one)");
+                say("P8, P5c, P12: skipped (no --fuse-tools LAYOUT; scripts/build-images fuse-tools makes one)");
                 return false;
         }
         enter(ns_a);

@@ -28,7 +28,7 @@ struct bench_options opt = {
         .scale = 1.0,
 };
 
-/* Whether benchmark name (startup, p1, p1b, p2, p2b, p3, p4, p5, p6, p7, audit, helper) is selected. */
+/* Whether benchmark name (startup, p1, p1b, p2, p2b, p3, p4, p5, p6, p7, p8, p5c, p12, audit, helper) is selected. */
 static bool want(const char *name) {
         size_t n = strlen(name);
         for (const char *p = opt.only; p && *p;) {
@@ -61,7 +61,7 @@ static int run_benchmarks(void) {
                         bench_p1(label, iters(100));
                 if (want("p1b"))
                         bench_p1b(label, iters(2000));
-                if (!errors && (want("p2") || want("p2b") || want("p6") || want("p8") || want("p5c")))
+                if (!errors && (want("p2") || want("p2b") || want("p6") || want("p8") || want("p5c") || want("p12")))
                         vcs = vcs_setup();
                 if (!errors && vcs && (want("p2") || want("p2b")))
                         bench_p2(label, iters(100), false);
@@ -71,6 +71,8 @@ static int run_benchmarks(void) {
                         bench_p8(iters(20));
                 if (!errors && vcs && want("p5c"))
                         bench_p5c(200);
+                if (!errors && vcs && want("p12"))
+                        bench_p12(iters(30));
                 if (!errors && want("p7"))
                         bench_p7(iters(7) < 5 ? 5 : iters(7)); /* ≥ 5 cold runs: medians of few are noise */
         }
@@ -155,13 +157,14 @@ static void usage(void) {
         puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH] [--baseline PATH]\n"
              "                       [--mounts N] [--peer-sizes N,M] [--scale X] [--quick] [--no-audit]\n"
              "                       [--rootfs DIR] [--fuse-tools LAYOUT] [--markdown FILE]\n"
-             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,p8,p5c,audit,helper]\n"
+             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,p8,p5c,p12,audit,helper]\n"
              "Times kubemount (and nsenter-compat's nsenter, P5) against mount(8), umount(8),\n"
              "nsenter and findmnt, kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
              "tests/lib/rootfs.sh) against crun run and runc run, and kubemount pull (P7:\n"
              "docker-registry on loopback) against skopeo copy + umoci unpack, routed mounts\n"
              "(P8, P5c: with --rootfs and --fuse-tools, the image's OCI layout) against the\n"
-             "host's client, in a throwaway\n"
+             "host's client, and a FUSE mount through the mount broker against one in a\n"
+             "--privileged container (P12, the same), in a throwaway\n"
              "mount+PID namespace (root only).  --baseline: another kubemount binary (say, a\n"
              "build of main), timed interleaved with ours in start-up and P1.  Exit 0 when all\n"
              "benchmarks ran, 1 on an error, 77 when not root.");
