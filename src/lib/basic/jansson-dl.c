@@ -12,6 +12,17 @@ int jansson_require(struct km_error *err) {
         return error_set_plain(err, -EOPNOTSUPP, "cannot load libjansson.so.4: %s", dl_load_error());
 }
 
+json_t *json_from_strv(char *const *v) {
+        json_t *a = json_array();
+
+        for (; a && v && *v; v++)
+                if (json_array_append_new(a, json_string(*v)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
 void jansson_load_or_exit(void) {
         if (dlopen_jansson() >= 0)
                 return;

@@ -74,6 +74,8 @@ int dlopen_jansson(void);
 int jansson_require(struct km_error *err);
 /* dlopen_jansson(), or the one-line error and _exit(127). */
 void jansson_load_or_exit(void);
+/* A JSON array of the strings of NULL-terminated v (NULL: empty), or NULL without memory. */
+json_t *json_from_strv(char *const *v);
 
 static inline void jansson_need(void) {
         if (__builtin_expect(!__atomic_load_n(&jansson_ready, __ATOMIC_ACQUIRE), 0))

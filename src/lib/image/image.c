@@ -122,14 +122,6 @@ static void iso_now(char buf[32]) {
         strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 }
 
-static json_t *strv_json(char **v) {
-        json_t *a = json_array();
-
-        for (; a && v && *v; v++)
-                json_array_append_new(a, json_string(*v));
-        return a;
-}
-
 static uint64_t max_image_bytes(const struct image_options *o) {
         return o && o->max_image_bytes ? o->max_image_bytes : IMAGE_MAX_BYTES_DEFAULT;
 }
@@ -253,8 +245,8 @@ static int finish(struct store *st, const char *ref, const char *digest, const s
         iso_now(created);
         rec = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:o, s:o, s:o, s:s?}", "ref", ref, "manifest", digest,
                         "config", m->config.digest, "rootfs", rootfs, "created", created, "source", source,
-                        "entrypoint", strv_json(ic.entrypoint), "cmd", strv_json(ic.cmd), "env", strv_json(ic.env),
-                        "working_dir", ic.working_dir);
+                        "entrypoint", json_from_strv(ic.entrypoint), "cmd", json_from_strv(ic.cmd), "env",
+                        json_from_strv(ic.env), "working_dir", ic.working_dir);
         image_config_done(&ic);
         if (!rec || !rootfs)
                 r = error_set(err, rec ? -ENOENT : -ENOMEM, "image %s: its root filesystem", ref);

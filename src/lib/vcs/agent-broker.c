@@ -182,11 +182,7 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
         if (target && json_is_true(json_object_get(answer, "unmounted")))
                 brokered_remove(c, target);
         if (target && c->state) {
-                json_t *list = json_array();
-
-                for (size_t i = 0; list && i < c->n_brokered; i++)
-                        json_array_append_new(list, json_string(c->brokered[i]));
-                json_object_set_new(c->state, "brokered", list);
+                json_object_set_new(c->state, "brokered", json_from_strv(c->brokered));
                 (void)agent_save_state(a, c);
         }
         /* Recorded first: the caller's next call may be the umount of it. */

@@ -144,14 +144,6 @@ static void record_image_and_mount(struct ctr *c, json_t *req) {
                 json_object_set_new(c->state, "mount", json_pack("{s:s, s:s?}", "target", target, "type", type));
 }
 
-static json_t *strv_json(char *const *v) {
-        json_t *a = json_array();
-
-        for (; a && v && *v; v++)
-                json_array_append_new(a, json_string(*v));
-        return a;
-}
-
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
@@ -274,7 +266,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                         "container %s: started privileged (host capabilities, mounts of its own), pid %d", name,
                         (int)pid);
         if (c->spec->broker)
-                json_object_set_new(c->state, "mounts_allowed", strv_json(c->spec->broker_types));
+                json_object_set_new(c->state, "mounts_allowed", json_from_strv(c->spec->broker_types));
         if (c->kubelet_dir)
                 json_object_set_new(c->state, "kubelet_dir", json_string(c->kubelet_dir));
         record_image_and_mount(c, req);
