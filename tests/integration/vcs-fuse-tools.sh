@@ -64,8 +64,9 @@ touch "$KUBELET_DIR/gone"
 wait_for 10 sh -c "! grep -q ' $T ' /proc/self/mountinfo"
 check_fails "after an agent restart, the broker unmounts it for the container" is_mounted host "$T"
 run km logs late
-like "$OUT" "mounted" "the client saw its mount(2) succeed"
-like "$OUT" "unmounted" "... and its umount"
+# Whole lines: "unmounted" holds "mounted".
+like "$OUT" $'(^|\n)mounted(\n|$)' "the client saw its mount(2) succeed"
+like "$OUT" $'(^|\n)unmounted(\n|$)' "... and its umount"
 check "rm -f" km rm -f late
 rm -f "$KUBELET_DIR/gone"
 
