@@ -58,6 +58,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errname.h"
+
 #define CALL_TIMEOUT 20
 #define KILLED_CALLERS 40
 #define SWAP_SECONDS 2
@@ -83,16 +85,6 @@ __attribute__((format(printf, 3, 4))) static void verdict(bool good, const char 
                 passes++;
         else
                 fails++;
-}
-
-static const char *errname(int e) {
-        static char buf[32];
-        const char *n = strerrorname_np(e);
-
-        if (n)
-                return n;
-        snprintf(buf, sizeof(buf), "E%d", e);
-        return buf;
 }
 
 static void on_alarm(int sig) {

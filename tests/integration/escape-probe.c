@@ -66,6 +66,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "errname.h"
+
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
 #endif
@@ -89,16 +91,6 @@
 #endif
 
 enum { REFUSED = 0, OPEN = 1, SETUP = 2 };
-
-static const char *errname(int e) {
-        static char buf[32];
-        const char *n = strerrorname_np(e);
-
-        if (n)
-                return n;
-        snprintf(buf, sizeof(buf), "E%d", e);
-        return buf;
-}
 
 static int ok(const char *name) {
         printf("%s: ok\n", name);
