@@ -31,6 +31,8 @@ extern bool libseccomp_ready;
 struct sock_fprog;
 struct km_error;
 int seccomp_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_error *err);
+/* A filter context (seccomp.c), libseccomp loaded first; no_new_privs is left to the launcher. */
+int seccomp_context_new(uint32_t default_action, scmp_filter_ctx *ret, struct km_error *err);
 
 /* 0 once libseccomp is loaded (thread-safe, once), else -EOPNOTSUPP with the reason logged. */
 int dlopen_libseccomp(void);

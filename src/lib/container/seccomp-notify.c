@@ -13,14 +13,10 @@ int seccomp_broker_compile(struct seccomp_program *ret, struct km_error *err) {
         static const char *const refused[] = { "fsopen",     "fsconfig",  "fsmount",      "fspick",
                                                "move_mount", "open_tree", "mount_setattr" };
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
-        int r;
+        int r = seccomp_context_new(SCMP_ACT_ALLOW, &ctx, err);
 
-        if (dlopen_libseccomp() < 0)
-                return error_set_plain(err, -EOPNOTSUPP, "seccomp: cannot load libseccomp (libseccomp.so.2)");
-        ctx = seccomp_init(SCMP_ACT_ALLOW);
-        if (!ctx)
-                return error_set(err, -ENOMEM, "seccomp: create the broker's filter");
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        if (r < 0)
+                return r;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(trapped) + ELEMENTSOF(refused); i++) {
                 bool trap = i < ELEMENTSOF(trapped);
                 int nr = seccomp_syscall_resolve_name(trap ? trapped[i] : refused[i - ELEMENTSOF(trapped)]);

@@ -304,6 +304,25 @@ int seccomp_export(scmp_filter_ctx ctx, struct sock_fprog *ret, struct km_error 
         return 0;
 }
 
+int seccomp_context_new(uint32_t default_action, scmp_filter_ctx *ret, struct km_error *err) {
+        scmp_filter_ctx ctx;
+        int r;
+
+        if (dlopen_libseccomp() < 0)
+                return error_set_plain(err, -EOPNOTSUPP, "seccomp: cannot load libseccomp (libseccomp.so.2)");
+        ctx = seccomp_init(default_action);
+        if (!ctx)
+                return error_set(err, -ENOMEM, "seccomp: create a filter context");
+        /* The launcher sets no_new_privs itself, when the spec asks for it. */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        if (r < 0) {
+                seccomp_release(ctx);
+                return error_set(err, r, "seccomp: turn off libseccomp's no_new_privs");
+        }
+        *ret = ctx;
+        return 0;
+}
+
 int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_error *err) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         json_t *syscalls, *rule;
@@ -317,15 +336,8 @@ int seccomp_compile(json_t *seccomp, struct seccomp_program *ret, struct km_erro
             (r = json_want_member(seccomp, &SECCOMP.at, "syscalls", JSON_ARRAY, false, &syscalls, err)) < 0)
                 return r;
 
-        if (dlopen_libseccomp() < 0)
-                return error_set_plain(err, -EOPNOTSUPP, "seccomp: cannot load libseccomp (libseccomp.so.2)");
-        ctx = seccomp_init(default_action);
-        if (!ctx)
-                return error_set(err, -ENOMEM, "seccomp: create a filter context");
-        /* The launcher sets no_new_privs itself, when the spec asks for it. */
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-        if (r < 0)
-                return error_set(err, r, "seccomp: turn off libseccomp's no_new_privs");
+        if ((r = seccomp_context_new(default_action, &ctx, err)) < 0)
+                return r;
         /* A binary search over syscall numbers: hundreds of names cost every syscall a linear scan otherwise. */
         (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
