@@ -154,7 +154,7 @@ static void print_row(json_t *c, int name_width, int status_width) {
 
 int cmd_ps(struct cli *cli, int argc, char **argv) {
         static const char help[] =
-                "Usage: kubemount ps [--json] [-a]\n"
+                "Usage: kubemount ps [--json] [-a|--all]\n"
                 "\n"
                 "List VCS containers: name, PID 1 (host pid), status, creation time, the\n"
                 "image's manifest digest (shortened; --json has it whole, and the reference),\n"
@@ -352,7 +352,7 @@ int cmd_stop(struct cli *cli, int argc, char **argv) {
 
 int cmd_rm(struct cli *cli, int argc, char **argv) {
         static const char help[] =
-                "Usage: kubemount rm [-f] NAME\n"
+                "Usage: kubemount rm [-f|--force] NAME\n"
                 "\n"
                 "Remove a stopped container's state and log; -f kills it first.\n";
         struct km_error err = {};
