@@ -1,15 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The documentation lists what the code has (TAP): every command of the
-# dispatch table in `kubemount --help` and kubemount(8), every environment
-# variable the code reads in kubemount(8), and no stray control characters
-# in the man page.  Usage: docs-check.sh SOURCE_ROOT KUBEMOUNT_BINARY
+# dispatch table in `kubemount --help` and kubemount(8), its subcommands and
+# every long option its `kubemount COMMAND --help` names in the command's
+# entry of kubemount(8), every environment variable the code reads in
+# kubemount(8), and no stray control characters in the man page.
+# Usage: docs-check.sh SOURCE_ROOT KUBEMOUNT_BINARY
 set -u -o pipefail
 src=$1 km=$2
+. "$src/tests/docs/help-options.sh"
 man=$(mktemp)
 trap 'rm -f "$man"' EXIT
-# troff's \- is a plain hyphen for these checks.
-sed 's/\\-/-/g' "$src/docs/kubemount.8" >"$man"
+# troff's \- is a plain hyphen for these checks, and fonts (\fB...\fR) are nothing.
+sed 's/\\-/-/g; s/\\f[BIRP]//g' "$src/docs/kubemount.8" >"$man"
 n=0 failed=0
 check() { # DESC CMD...
         local desc=$1
@@ -19,11 +22,30 @@ check() { # DESC CMD...
 }
 
 help=$("$km" --help) || { echo "Bail out! $km --help failed"; exit 1; }
-commands=$(sed -n 's/^ *{ "\([a-z-]*\)", cmd_[a-z_]*, [A-Z_0-9]* },$/\1/p' "$src/src/cli/main.c")
+commands=$(table_commands "$src")
 [[ -n $commands ]] || { echo "Bail out! no command table found in src/cli/main.c"; exit 1; }
 for c in $commands; do
         check "--help lists '$c'" grep -qE "^  $c( |$)" <<<"$help"
         check "kubemount(8) describes '$c'" grep -qE "^\.B[IR]? \"?$c\b" "$man"
+done
+
+# The entry of WORDS in COMMANDS: from its .B line to the next .TP or .SH.
+man_entry() { # WORDS
+        awk -v w="$1" '/^\.(TP|SH)/ { e = 0 }
+                /^\.B[IR]? / { l = $0; sub(/^\.B[IR]? "?/, "", l); if (index(l, w) == 1 && substr(l, length(w) + 1) ~ /^("| |$)/) e = 1 }
+                e' "$man"
+}
+for c in $commands; do
+        subs=$("$km" "$c" --help 2>&1 | sed -n "s/^\(Usage:\)\? *kubemount \(\[[A-Z ]*\] \)\?$c \([a-z][a-z-]*\)\( .*\)\?$/\3/p" |
+                sort -u)
+        for w in ${subs:-"$c"}; do
+                [[ -n $subs ]] && w="$c $w"
+                entry=$(man_entry "$w")
+                [[ -n $subs ]] && check "kubemount(8) describes '$w'" test -n "$entry"
+                for o in $("$km" $w --help 2>&1 | help_options 0 "$w" | grep '^--' | grep -vx -- --help); do
+                        check "kubemount(8) names $o of '$w'" grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" <<<"$entry"
+                done
+        done
 done
 
 # Variables read by the code: KUBEMOUNT_* and the registry's auth-file ones.
