@@ -10,7 +10,7 @@
 # bashcompinit (src/shell-completion/zsh/_kubemount).
 # Usage: completion-check.sh SOURCE_ROOT KUBEMOUNT_BINARY
 set -u -o pipefail
-src=$1 km=$2
+src=$(cd "$1" && pwd) km=$2
 . "$src/tests/docs/help-options.sh"
 . "$src/src/shell-completion/bash/kubemount"
 tmp=$(mktemp -d)
@@ -34,13 +34,15 @@ complete_line() { # LINE
         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
         COMPREPLY=()
         _kubemount_complete kubemount "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-        printf '%s\n' "${COMPREPLY[@]}" | sort -u
+        printf '%s\n' "${COMPREPLY[@]}"
 }
 # Each word of WANT (newline-separated) is in GOT; else the missing ones on stderr.
 has_all() { # GOT WANT
-        local missing
-        missing=$(comm -13 <(sort -u <<<"$1") <(sort -u <<<"$2") | grep .)
-        [[ -z $missing ]] || { echo "# missing: $(echo $missing)" >&2; return 1; }
+        local -A got=()
+        local w missing=
+        while IFS= read -r w; do [[ -z $w ]] || got[$w]=1; done <<<"$1"
+        while IFS= read -r w; do [[ -z $w || -n ${got[$w]-} ]] || missing+=" $w"; done <<<"$2"
+        [[ -z $missing ]] || { echo "# missing:$missing" >&2; return 1; }
 }
 same() { # GOT WANT
         has_all "$1" "$2" && has_all "$2" "$1"
@@ -50,8 +52,7 @@ commands=$(table_commands "$src")
 [[ -n $commands ]] || { echo "Bail out! no command table found in src/cli/main.c"; exit 1; }
 check "the commands of the dispatch table, and only those, after 'kubemount '" \
         same "$(complete_line "$km ")" "$commands"
-for c in $commands; do
-        p=${c:0:2}
+for p in $(cut -c1-2 <<<"$commands" | sort -u); do
         check "'kubemount $p' narrows to the commands that start with it" \
                 same "$(complete_line "$km $p")" "$(grep "^$p" <<<"$commands")"
 done
@@ -126,14 +127,21 @@ else
                         COMP_LINE=$2 COMP_WORDS=(${=2}); [[ $2 == *" " ]] && COMP_WORDS+=("")
                         COMP_CWORD=$(( ${#COMP_WORDS} - 1 ))
                         _kubemount_complete
-                        print -rl -- $COMPREPLY' zsh "$src/src/shell-completion/bash/kubemount" "$1" | sort -u
+                        print -rl -- $COMPREPLY' zsh "$src/src/shell-completion/bash/kubemount" "$1"
         }
         check "zsh: the commands after 'kubemount '" same "$(zsh_line "$km ")" "$commands"
         check "zsh: 'kubemount mount --' offers mount's options" \
                 has_all "$(zsh_line "$km mount --")" "$("$km" mount --help | help_options 0 mount | grep '^--')"
         check "zsh: 'kubemount --state-dir DIR rm ' offers the containers" \
                 same "$(zsh_line "$km --state-dir $tmp/state rm ")" $'ended\nruns'
-        check "zsh: _kubemount is a #compdef file" grep -q '^#compdef kubemount' "$src/src/shell-completion/zsh/_kubemount.in"
+        # The installed file in an interactive zsh (compinit): a TAB completes the subcommand.
+        mkdir -p "$tmp/zfunc" "$tmp/bin"
+        sed "s|@bashcompletion@|$src/src/shell-completion/bash/kubemount|" \
+                "$src/src/shell-completion/zsh/_kubemount.in" >"$tmp/zfunc/_kubemount"
+        ln -s "$(realpath "$km")" "$tmp/bin/kubemount"
+        check "zsh: a TAB after 'kubemount vcs li' (compinit, _kubemount) gives 'vcs list'" \
+                test "$(cd "$tmp" && zsh -f "$src/tests/docs/zsh-tab.zsh" "$tmp/zfunc" "$tmp/bin" 'kubemount vcs li')" \
+                = "kubemount vcs list"
 fi
 echo "1..$n"
 exit $((failed > 0))

@@ -29,6 +29,15 @@ for c in $commands; do
         check "kubemount(8) describes '$c'" grep -qE "^\.B[IR]? \"?$c\b" "$man"
 done
 
+# Each OPTION is a word of TEXT (not the start of a longer option); else the missing ones on stderr.
+names_all() { # TEXT OPTION...
+        local text=$1 o missing=
+        shift
+        for o; do
+                [[ $text =~ (^|[^a-z-])$o([^a-z-]|$) ]] || missing+=" $o"
+        done
+        [[ -z $missing ]] || { echo "# missing:$missing" >&2; return 1; }
+}
 # The entry of WORDS in COMMANDS: from its .B line to the next .TP or .SH.
 man_entry() { # WORDS
         awk -v w="$1" '/^\.(TP|SH)/ { e = 0 }
@@ -42,9 +51,9 @@ for c in $commands; do
                 [[ -n $subs ]] && w="$c $w"
                 entry=$(man_entry "$w")
                 [[ -n $subs ]] && check "kubemount(8) describes '$w'" test -n "$entry"
-                for o in $("$km" $w --help 2>&1 | help_options 0 "$w" | grep '^--' | grep -vx -- --help); do
-                        check "kubemount(8) names $o of '$w'" grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" <<<"$entry"
-                done
+                opts=$("$km" $w --help 2>&1 | help_options 0 "$w" | grep '^--' | grep -vx -- --help)
+                check "kubemount(8) names every long option of '$w --help' in its entry ($(echo $opts))" \
+                        names_all "$entry" $opts
         done
 done
 
