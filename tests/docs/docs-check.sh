@@ -50,7 +50,10 @@ for c in $commands; do
         for w in ${subs:-"$c"}; do
                 [[ -n $subs ]] && w="$c $w"
                 entry=$(man_entry "$w")
-                [[ -n $subs ]] && check "kubemount(8) describes '$w'" test -n "$entry"
+                if [[ -n $subs ]]; then
+                        check "--help lists '$w'" grep -qE "^  $w( |$)" <<<"$help"
+                        check "kubemount(8) describes '$w'" test -n "$entry"
+                fi
                 opts=$("$km" $w --help 2>&1 | help_options 0 "$w" | grep '^--' | grep -vx -- --help)
                 check "kubemount(8) names every long option of '$w --help' in its entry ($(echo $opts))" \
                         names_all "$entry" $opts
