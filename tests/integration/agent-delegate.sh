@@ -12,7 +12,9 @@
 # and a new one is started in the unit's own group (systemd's restart): the
 # container and the mount keep serving, the new agent adopts the container
 # and leaves for UNIT/agent; stopping the container removes its group.
-# Nothing goes to the root-level kubemount/ tree.
+# (The machine's root-level kubemount/ tree is not compared before and after:
+# other kubemounts of the machine use it meanwhile.  Every process of the test
+# is checked to be below the unit's group instead.)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
@@ -24,7 +26,6 @@ node_up --no-kubelet
 vcs_setup
 # The delegated parent, not the sandbox's kubemount-test-ID (empty counts as unset).
 export KUBEMOUNT_CGROUP_PARENT=""
-NL=$'\n'
 
 UNIT=km-test-systemd-$KM_RUN_ID/system.slice/kubemount-agent.service
 # The hierarchies in sight: the v2 one, and on a hybrid layout the v1 ones.
@@ -38,15 +39,6 @@ else
         done
 fi
 diag "hierarchies: ${HIERS[*]}"
-# The root-level tree of kubemount's default, before: nothing may be added to it.
-kubemount_tree() { find /sys/fs/cgroup/kubemount /sys/fs/cgroup/*/kubemount -mindepth 1 -type d 2>/dev/null | sort; }
-tree_before=$(kubemount_tree)
-# Should kubemount fall back to it (a failure here), what it added goes, once empty.
-kubemount_tree_restore() {
-        local d
-        comm -13 <(echo "$tree_before") <(kubemount_tree) | sort -r | while read -r d; do rmdir "$d"; done
-}
-node_on_down kubemount_tree_restore
 
 # What systemd makes for a unit with Delegate=yes: its group in the
 # hierarchies of the controllers it manages (v1 cpuset and freezer are not).
@@ -130,13 +122,12 @@ check_fails "its group is gone" test -d "$CG2/$UNIT/ctr-d1"
 vcs_cleanup
 check_fails "d2's group is gone" test -d "$CG2/$UNIT/ctr-d2"
 check "the FUSE mount unmounts" "$KUBEMOUNT" umount "$V/vol"
-wait_for 5 eval '! kill -0 "$fuse" 2>/dev/null'
+wait_for 5 eval "! kill -0 ${fuse:-0} 2>/dev/null"
 kill -TERM "$AGENT"
 wait "$AGENT" 2>/dev/null
 node_untrack "$AGENT"
 left=$(find "${HIERS[@]/%//$UNIT}" -name cgroup.procs -exec cat {} + 2>/dev/null)
 is "$left" "" "no process is left below the unit's group"
-is "$(kubemount_tree)" "$tree_before" "nothing was added to the root-level kubemount/ tree"
 check "the unit's groups can go" _km_cgroups_rmdir "km-test-systemd-$KM_RUN_ID"
 
 node_down

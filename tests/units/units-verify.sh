@@ -23,8 +23,10 @@ sys_units=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || ec
 root=$(mktemp -d /tmp/kubemount-units.XXXXXX) || exit 1
 trap 'rm -rf "$root"' EXIT
 out=$(DESTDIR=$root meson install -C "$build" --no-rebuild --quiet 2>&1) || { echo "Bail out! meson install: $out"; exit 1; }
-mkdir -p "$root/usr/lib/systemd/system" && cp -a "$sys_units/." "$root/usr/lib/systemd/system/" ||
-        { echo "Bail out! cannot copy $sys_units into $root"; exit 1; }
+if ! mkdir -p "$root/usr/lib/systemd/system" || ! cp -a "$sys_units/." "$root/usr/lib/systemd/system/"; then
+        echo "Bail out! cannot copy $sys_units into $root"
+        exit 1
+fi
 
 mapfile -t units < <(find "$root" -path "$root/usr/lib/systemd/system" -prune -o \
         -type f \( -name 'kubemount*.service' -o -name 'kubemount*.timer' \) -print | sort)

@@ -116,7 +116,12 @@ int cgroup_delegate(int root_fd, int state_fd, struct km_error *err) {
         char own[sizeof(delegated_self)];
         int r;
 
-        if ((parent && *parent) || own_group(root_fd, own, sizeof(own)) < 0 || !group_is_delegated(root_fd, own)) {
+        /*
+         * Only as a service's main process (systemd sets INVOCATION_ID; an agent started on demand never has it):
+         * the delegated group of a kubelet's container (a docker scope) must not become ours.
+         */
+        if ((parent && *parent) || !getenv("INVOCATION_ID") || own_group(root_fd, own, sizeof(own)) < 0 ||
+            !group_is_delegated(root_fd, own)) {
                 /* Not delegated (or told otherwise): a record of an earlier agent's unit must not mislead. */
                 if (unlinkat(state_fd, CGROUP_RECORD, 0) < 0 && errno != ENOENT)
                         return error_set(err, -errno, "cgroups: remove the record %s", CGROUP_RECORD);

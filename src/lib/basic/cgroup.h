@@ -26,8 +26,9 @@ int cgroup_root_open(struct km_error *err);
  */
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err);
 /*
- * For the agent, at its start: when it runs in a group systemd delegated (the
- * unit's, marked trusted.delegate) and $KUBEMOUNT_CGROUP_PARENT is unset, that
+ * For the agent, at its start: when it runs as a systemd service ($INVOCATION_ID)
+ * in a group systemd delegated (the unit's, marked trusted.delegate) and
+ * $KUBEMOUNT_CGROUP_PARENT is unset, that
  * group is the parent, recorded in STATE_FD's "cgroup-parent" (1).  Otherwise
  * the record is removed (0).  The caller then leaves the unit's group for a
  * child ("agent"): the unit's own group holds only groups.
