@@ -69,7 +69,8 @@ for v in $vars; do
 done
 
 check "kubemount(8) has no control characters" bash -c "! LC_ALL=C grep -q \$'[\\x01-\\x08\\x0b-\\x1f]' '$src/docs/kubemount.8'"
-for f in kubemount-setup.service kubemount-agent.service config.json; do
+for f in kubemount-setup.service kubemount-agent.service kubemount-gc.service kubemount-gc.timer kubemount.conf \
+        config.json; do
         check "kubemount(8) FILES names $f" \
                 awk -v f="$f" '/^\.SH FILES/{e=1;next} /^\.SH/{e=0} e && index($0, f) {x=1} END{exit !x}' "$man"
 done

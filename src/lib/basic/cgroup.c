@@ -6,13 +6,133 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 
-static const char *cgroup_parent(void) {
+#define CGROUP_RECORD "cgroup-parent" /* in the state dir: the agent's delegated group */
+
+/* The agent's delegated group, once cgroup_delegate() found it. */
+static char delegated_self[PATH_MAX / 2];
+
+static bool group_name_ok(const char *g) {
+        return g && *g && g[0] != '/' && !strstr(g, "..") && !strchr(g, '\n') && strlen(g) < sizeof(delegated_self);
+}
+
+/* The hierarchy systemd tracks units in, where it marks delegation: v2 (the root or "unified"), else name=systemd. */
+static const char *tracking_hierarchy(int root_fd) {
+        static const struct {
+                const char *dir;
+                long magic;
+        } cand[] = { { ".", CGROUP2_SUPER_MAGIC },
+                     { "unified", CGROUP2_SUPER_MAGIC },
+                     { "systemd", CGROUP_SUPER_MAGIC } };
+
+        for (size_t i = 0; i < ELEMENTSOF(cand); i++) {
+                _cleanup_close_ int fd = openat(root_fd, cand[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                struct statfs sfs;
+
+                if (fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == cand[i].magic)
+                        return cand[i].dir;
+        }
+        return NULL;
+}
+
+/* Whether GROUP exists in the tracking hierarchy and systemd (>= 251) marked it delegated (Delegate=yes). */
+static bool group_is_delegated(int root_fd, const char *group) {
+        static const char *const marks[] = { "trusted.delegate", "user.delegate" };
+        const char *hier = tracking_hierarchy(root_fd);
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX];
+
+        if (!hier || !group_name_ok(group))
+                return false;
+        snprintf(path, sizeof(path), "%s/%s", hier, group);
+        fd = openat(root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        for (size_t i = 0; fd >= 0 && i < ELEMENTSOF(marks); i++) {
+                char v[8];
+                if (fgetxattr(fd, marks[i], v, sizeof(v)) == 1 && v[0] == '1')
+                        return true;
+        }
+        return false;
+}
+
+/* What the agent recorded in the state dir, if it is still a delegated group (a stopped unit's goes with it). */
+static bool recorded_parent(int root_fd, char *buf, size_t size) {
+        const char *dir = getenv("KUBEMOUNT_STATE_DIR");
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX];
+        struct stat st;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/" CGROUP_RECORD, dir && *dir ? dir : STATE_DIR_DEFAULT);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & (S_IWGRP | S_IWOTH)) || (n = read(fd, buf, size - 1)) <= 0)
+                return false;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return group_is_delegated(root_fd, buf);
+}
+
+/* $KUBEMOUNT_CGROUP_PARENT, else the agent's delegated group (its own, or the one it recorded), else "kubemount". */
+static const char *cgroup_parent(int root_fd, char *buf, size_t size) {
         const char *parent = getenv("KUBEMOUNT_CGROUP_PARENT");
 
-        return parent && *parent && !strstr(parent, "..") && parent[0] != '/' ? parent : "kubemount";
+        if (parent && *parent)
+                return group_name_ok(parent) ? parent : "kubemount";
+        if (delegated_self[0])
+                return delegated_self;
+        return recorded_parent(root_fd, buf, size) ? buf : "kubemount";
+}
+
+/* Our own group in the tracking hierarchy, from /proc/self/cgroup, without its leading '/'. */
+static int own_group(int root_fd, char *buf, size_t size) {
+        const char *hier = tracking_hierarchy(root_fd);
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[PATH_MAX + 64];
+
+        if (!hier || !f)
+                return -ENOENT;
+        while (fgets(line, sizeof(line), f)) {
+                char *path = strchr(line, ':');
+                bool v2 = path && startswith(path, "::");
+
+                if (!path || (streq(hier, "systemd") ? !startswith(path, ":name=systemd:") : !v2))
+                        continue;
+                path = strchr(path + 1, ':') + 1;
+                path[strcspn(path, "\n")] = '\0';
+                while (*path == '/')
+                        path++;
+                snprintf(buf, size, "%s", path);
+                return *buf ? 0 : -ENOENT;
+        }
+        return -ENOENT;
+}
+
+int cgroup_delegate(int root_fd, int state_fd, struct km_error *err) {
+        const char *parent = getenv("KUBEMOUNT_CGROUP_PARENT");
+        char own[sizeof(delegated_self)];
+        int r;
+
+        /*
+         * Only as a service's main process (systemd sets INVOCATION_ID; an agent started on demand never has it):
+         * the delegated group of a kubelet's container (a docker scope) must not become ours.
+         */
+        if ((parent && *parent) || !getenv("INVOCATION_ID") || own_group(root_fd, own, sizeof(own)) < 0 ||
+            !group_is_delegated(root_fd, own)) {
+                /* Not delegated (or told otherwise): a record of an earlier agent's unit must not mislead. */
+                if (unlinkat(state_fd, CGROUP_RECORD, 0) < 0 && errno != ENOENT)
+                        return error_set(err, -errno, "cgroups: remove the record %s", CGROUP_RECORD);
+                return 0;
+        }
+        char line[sizeof(own) + 1];
+
+        snprintf(delegated_self, sizeof(delegated_self), "%s", own);
+        snprintf(line, sizeof(line), "%s\n", own);
+        r = write_file_atomic(state_fd, CGROUP_RECORD, line, strlen(line), 0644, err);
+        return r < 0 ? r : 1;
 }
 
 static int write_at(int dirfd, const char *path, const char *value) {
@@ -25,11 +145,11 @@ static int write_at(int dirfd, const char *path, const char *value) {
 }
 
 /* cpuset (v1) refuses tasks until cpus and mems are set: take the parent's. */
-static void cpuset_inherit(int root_fd, const char *dir, const char *parent) {
+static void cpuset_inherit(int root_fd, const char *dir, const char *parent) { /* paths < PATH_MAX + 256 */
         static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
 
         for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                char path[PATH_MAX], value[4096] = "";
+                char path[PATH_MAX + 300], value[4096] = "";
                 _cleanup_close_ int fd = -EBADF;
                 ssize_t n;
 
@@ -101,9 +221,40 @@ int cgroup_root_open(struct km_error *err) {
         return fd >= 0 ? fd : error_set(err, -errno, "cgroups: %s", CGROUP_ROOT);
 }
 
+/*
+ * Makes each missing level of DIR below HIER (a delegated unit's group is
+ * several levels deep; in a v1 hierarchy systemd does not manage, such as
+ * cpuset or freezer, we make them as runc does); v1 cpuset levels take their
+ * parent's cpus and mems.  -1 with errno set on failure.
+ */
+static int mkdir_levels(int root_fd, const char *hier, const char *dir, bool v1) {
+        char path[PATH_MAX + 256];
+        size_t start = strlen(hier) + 1;
+
+        snprintf(path, sizeof(path), "%s", dir);
+        for (char *p = path + start;; p++) {
+                bool last = *p == '\0';
+
+                if (*p != '/' && !last)
+                        continue;
+                *p = '\0';
+                if (mkdirat(root_fd, path, 0755) < 0 && errno != EEXIST)
+                        return -1;
+                if (v1) {
+                        char up[sizeof(path)];
+                        memcpy(up, path, sizeof(up));
+                        *strrchr(up, '/') = '\0';
+                        cpuset_inherit(root_fd, path, up);
+                }
+                if (last)
+                        return 0;
+                *p = '/';
+        }
+}
+
 struct enter {
         pid_t pid;
-        const char *name;
+        const char *parent, *name;
         int r;                       /* the first hierarchy's error, */
         char failed[PATH_MAX + 256]; /* and its group */
 };
@@ -116,20 +267,15 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
         char parent[PATH_MAX], dir[PATH_MAX + 256], procs[PATH_MAX + 300], pid[32];
         int r = 0;
 
-        snprintf(parent, sizeof(parent), "%s/%s", hier, cgroup_parent());
+        snprintf(parent, sizeof(parent), "%s/%s", hier, e->parent);
         snprintf(dir, sizeof(dir), "%s/%s", parent, e->name);
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
         snprintf(pid, sizeof(pid), "%d\n", (int)e->pid);
         remove_empty_siblings(root_fd, parent, e->name);
         for (int i = 0; i < ENTER_TRIES; i++) {
-                if ((mkdirat(root_fd, parent, 0755) < 0 && errno != EEXIST) ||
-                    (mkdirat(root_fd, dir, 0755) < 0 && errno != EEXIST)) {
+                if (mkdir_levels(root_fd, hier, dir, v1) < 0) {
                         r = -errno;
-                        continue; /* the parent went between the two, or mkdir failed for good */
-                }
-                if (v1) {
-                        cpuset_inherit(root_fd, parent, hier);
-                        cpuset_inherit(root_fd, dir, parent);
+                        continue; /* a level went between two mkdirs, or mkdir failed for good */
                 }
                 r = write_at(root_fd, procs, pid);
                 /* ENOENT: gone before the open; ENODEV: removed while open.  Make it again. */
@@ -145,7 +291,8 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
 }
 
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err) {
-        struct enter e = { .pid = pid, .name = name };
+        char buf[sizeof(delegated_self)];
+        struct enter e = { .pid = pid, .parent = cgroup_parent(root_fd, buf, sizeof(buf)), .name = name };
         int r = for_each_hierarchy(root_fd, enter_one, &e);
 
         if (r == -ENOENT)
@@ -157,23 +304,32 @@ int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err)
         return r < 0 ? error_set(err, r, "cgroups: %s", CGROUP_ROOT) : 0;
 }
 
+struct group {
+        const char *parent, *name;
+};
+
 static int remove_one(int root_fd, const char *hier, bool v1, void *u) {
+        const struct group *g = u;
         char dir[PATH_MAX];
 
-        snprintf(dir, sizeof(dir), "%s/%s/%s", hier, cgroup_parent(), (const char *)u);
+        snprintf(dir, sizeof(dir), "%s/%s/%s", hier, g->parent, g->name);
         return unlinkat(root_fd, dir, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 int cgroup_remove(int root_fd, const char *name) {
-        return for_each_hierarchy(root_fd, remove_one, (void *)name);
+        char buf[sizeof(delegated_self)];
+        struct group g = { cgroup_parent(root_fd, buf, sizeof(buf)), name };
+
+        return for_each_hierarchy(root_fd, remove_one, &g);
 }
 
 static int populated_one(int root_fd, const char *hier, bool v1, void *u) {
         char path[PATH_MAX], buf[32];
         _cleanup_close_ int fd = -EBADF;
+        const struct group *g = u;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "%s/%s/%s/cgroup.procs", hier, cgroup_parent(), (const char *)u);
+        snprintf(path, sizeof(path), "%s/%s/%s/cgroup.procs", hier, g->parent, g->name);
         fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return 0;
@@ -182,5 +338,8 @@ static int populated_one(int root_fd, const char *hier, bool v1, void *u) {
 }
 
 int cgroup_populated(int root_fd, const char *name) {
-        return for_each_hierarchy(root_fd, populated_one, (void *)name);
+        char buf[sizeof(delegated_self)];
+        struct group g = { cgroup_parent(root_fd, buf, sizeof(buf)), name };
+
+        return for_each_hierarchy(root_fd, populated_one, &g);
 }

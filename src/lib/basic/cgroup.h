@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cgroups of kubemount's own, below $KUBEMOUNT_CGROUP_PARENT (default
- * "kubemount") in every hierarchy under /sys/fs/cgroup, v1 and v2: a process
- * there does not die with the cgroup of whoever asked for it (a kubelet
- * container).  Paths go through a held fd of /sys/fs/cgroup, so the agent can
- * use them from its small mount namespace.
+ * cgroups of kubemount's own, below a parent group in every hierarchy under
+ * /sys/fs/cgroup, v1 and v2: a process there does not die with the cgroup of
+ * whoever asked for it (a kubelet container).  The parent: $KUBEMOUNT_CGROUP_PARENT;
+ * else the group of kubemount-agent.service when systemd delegated it
+ * (Delegate=yes), which the agent records in the state dir for the other
+ * kubemounts of the node (a mount the kubelet runs); else "kubemount".  Paths go through a held fd of /sys/fs/cgroup,
+ * so the agent can use them from its small mount namespace.
  */
 #pragma once
 
@@ -23,6 +25,15 @@ int cgroup_root_open(struct km_error *err);
  * the error names the first group pid could not enter.
  */
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err);
+/*
+ * For the agent, at its start: when it runs as a systemd service ($INVOCATION_ID)
+ * in a group systemd delegated (the unit's, marked trusted.delegate) and
+ * $KUBEMOUNT_CGROUP_PARENT is unset, that
+ * group is the parent, recorded in STATE_FD's "cgroup-parent" (1).  Otherwise
+ * the record is removed (0).  The caller then leaves the unit's group for a
+ * child ("agent"): the unit's own group holds only groups.
+ */
+int cgroup_delegate(int root_fd, int state_fd, struct km_error *err);
 /* Removes PARENT/NAME from every hierarchy; -EBUSY while processes are in it. */
 int cgroup_remove(int root_fd, const char *name);
 /* Whether PARENT/NAME has processes in any hierarchy (0/1), -ENOENT when it is nowhere. */

@@ -60,6 +60,7 @@ DEFINE_CLEANUP(struct km_image_options, km_image_options_free)
 
 /* The kubelet's --root-dir when nobody names another. */
 #define KUBELET_DIR_DEFAULT "/var/lib/kubelet"
+#define STATE_DIR_DEFAULT "/run/kubemount" /* the agent's state (vcs/state-dir.h), $KUBEMOUNT_STATE_DIR */
 
 #define TAKE_PTR(p)                                                                                                    \
         ({                                                                                                             \

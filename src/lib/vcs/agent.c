@@ -345,9 +345,14 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
                 return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
         a.cgroup_root = cgroup_root_open(&cerr);
-        /* Started on demand from a kubelet's cgroup: leave it.  Under systemd the unit's cgroup is right. */
-        if (a.cgroup_root < 0 ||
-            (!getenv("INVOCATION_ID") && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
+        r = a.cgroup_root >= 0 ? cgroup_delegate(a.cgroup_root, a.state_fd, &cerr) : 0;
+        /*
+         * Started on demand from a kubelet's cgroup: leave it.  A delegated unit's group holds only groups
+         * (cgroup v2: no processes beside children once a controller is enabled): its "agent".  An undelegated
+         * unit's group is right as it is.
+         */
+        if (a.cgroup_root < 0 || r < 0 ||
+            ((r > 0 || !getenv("INVOCATION_ID")) && cgroup_enter(a.cgroup_root, getpid(), "agent", &cerr) < 0))
                 log_msg(KM_LOG_WARNING, "agent: %s; containers stay in the agent's caller's cgroup", cerr.message);
         a.template_ns = launch_template_create(err);
         if (a.template_ns < 0)

@@ -13,7 +13,6 @@
 
 #include "fileio.h"
 
-#define STATE_DIR_DEFAULT "/run/kubemount"
 #define CONTAINERS_DIR "containers" /* below the state dir: a directory per container */
 
 /* Container names: [A-Za-z0-9][A-Za-z0-9_.-]{0,127}, not "." or "..". */
