@@ -25,5 +25,8 @@ done | sort -u | while read -r lib; do
         cp -L "$lib" "$prefix/lib/$base"
 done
 
+# The development files (header, libkubemount.so, pkg-config) are not for the host.
+rm -rf "$prefix/include" "$prefix/lib/pkgconfig" "$prefix"/lib/*-linux-gnu* "$prefix"/lib/libkubemount.*
+
 patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$prefix/bin/kubemount"
 patchelf --force-rpath --set-rpath '$ORIGIN/../../lib' "$prefix/libexec/kubemount/nsenter"
