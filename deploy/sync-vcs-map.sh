@@ -25,16 +25,16 @@ sync_once() {
         fi
         [ "$version" != "$last" ] || return 0
         name="..km$(date +%s)-$$-$(echo "$version" | cksum | cut -d' ' -f1)"
-        mkdir -p "$dest"
+        # Each step checked: in the loop, sync_once runs where set -e does not apply.
+        mkdir -p "$dest" || return 1
         rm -rf "${dest:?}/$name"
-        mkdir "$dest/$name"
+        mkdir "$dest/$name" || return 1
         for f in "$from"/*; do
                 [ -f "$f" ] && [ ! -L "$f" ] || continue
-                cp "$f" "$dest/$name/${f##*/}"
+                cp "$f" "$dest/$name/${f##*/}" || return 1
         done
-        chmod 0755 "$dest/$name"
-        ln -sfn "$name" "$dest/..data_tmp"
-        mv -T "$dest/..data_tmp" "$dest/..data"
+        chmod 0755 "$dest/$name" && ln -sfn "$name" "$dest/..data_tmp" && mv -T "$dest/..data_tmp" "$dest/..data" ||
+                return 1
         for f in "$dest/$name"/*; do
                 [ -e "$f" ] || continue
                 k=${f##*/}
