@@ -69,14 +69,10 @@ rm "$KUBEMOUNT_VCS_DIR/30-opt.json"
 # A daemon entry is privileged: its fake client mounts a tmpfs for type kmdaemon, which the
 # broker would refuse (it allows the entry's type only).
 cm_version() { # NAME TYPE IMAGE [DAEMON]
-        mkdir "$NODE/cm/$1"
-        printf '{"mappings": [{"types": ["%s"], "image": "%s", "daemon": %s, "privileged": %s}]}' "$2" "$3" \
-                "${4:-false}" "${4:-false}" \
-                >"$NODE/cm/$1/mappings"
-        ln -s "$1" "$NODE/cm/..data_tmp" && mv -T "$NODE/cm/..data_tmp" "$NODE/cm/..data"
+        configmap_swap "$NODE/cm" "$1" "$(printf 'mappings={"mappings": [{"types": ["%s"], "image": "%s", "daemon": %s, "privileged": %s}]}' \
+                "$2" "$3" "${4:-false}" "${4:-false}")"
 }
 cm_version ..v1 kmtest local/img-cm:1
-ln -s ..data/mappings "$NODE/cm/mappings"
 echo '{"mappings": [{"types": ["kmtest"], "image": "local/img-file:1", "policy": "container"}]}' \
         >"$KUBEMOUNT_VCS_DIR/10-kmtest.json"
 served_by() { # ARGS...: the image whose mount ran for kubemount ARGS mount -t kmtest x $T

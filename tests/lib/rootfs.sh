@@ -39,7 +39,8 @@
 # The second part of this file is for the vcs-*.sh integration tests (after
 # tests/lib/node.sh): vcs_setup, vcs_agent_start, vcs_agent_pids, km, vcs_run,
 # vcs_json, vcs_status, vcs_pid, vcs_wait_status, vcs_gone, vcs_logs_has,
-# vcs_cleanup, holds, with_stdin, now_ms, VCS_GUARD.
+# vcs_cleanup, holds, with_stdin, now_ms, VCS_GUARD; for routing tests
+# rootfs_mount_tarball, rootfs_mount_image, configmap_swap, routed_digest.
 
 ROOTFS_APPLETS=(sh cat ls sleep true false echo mount umount mkdir id grep stat seq kill ps head wc env cut
         readlink touch rm chmod dd nproc hostname pwd tr sed printf test tail sort uniq xargs ln cp mv
@@ -242,12 +243,14 @@ import_images() {
         for i; do check "image import oci:build/images/$i" km image import -q "oci:$KM_BUILD_DIR/images/$i"; done
 }
 
-# rootfs_mount_image WORKDIR NAME: imports local/NAME:1, the test rootfs
+# rootfs_mount_tarball WORKDIR NAME: WORKDIR/NAME.tar.gz, the test rootfs
 # whose own `mount` (the command a routed mount runs) records its argv in
 # $KUBELET_DIR/argv.NAME and then, for -t kmdaemon, mounts a tmpfs on its
-# last argument; for any other type it fails as mount(8) does for an unknown
-# type (exit 32).  Needs node_up and vcs_setup (the store, km).
-rootfs_mount_image() {
+# last argument and copies /image-name (NAME) to .served-by there (which
+# image serves a mount, read through it); for any other type it fails as
+# mount(8) does for an unknown type (exit 32).  The tarball has fixed times
+# and owners: the same NAME, the same image manifest (image import rootfs:).
+rootfs_mount_tarball() {
         local root=$1/$2
         mkdir -p "$1" && rootfs_copy "$root" || return 1
         echo "$2" >"$root/image-name"
@@ -259,14 +262,49 @@ out=$KUBELET_DIR/argv.\$(cat /image-name)
 for a; do printf '%s\n' "\$a" >>"\$out"; done
 for a; do target=\$a; done
 case " \$* " in
-*" -t kmdaemon "*) exec /bin/busybox mount -t tmpfs -o size=1m kmdaemon "\$target" ;;
+*" -t kmdaemon "*) /bin/busybox mount -t tmpfs -o size=1m kmdaemon "\$target" || exit 32
+        exec /bin/busybox cp /image-name "\$target/.served-by" ;;
 esac
 echo "mount: \$target: unknown filesystem type '\$2'." >&2
 exit 32
 EOF
         chmod 755 "$root/bin/mount"
-        tar -C "$root" -czf "$root.tar.gz" . && rm -rf "$root" &&
-                km image import -q "rootfs:$root.tar.gz" "local/$2:1" && rm -f "$root.tar.gz"
+        find "$root" -exec touch -h -d @0 {} + &&
+                tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . |
+                gzip -n >"$root.tar.gz" && rm -rf "$root"
+}
+
+# rootfs_mount_image WORKDIR NAME: imports local/NAME:1, the image of
+# rootfs_mount_tarball.  Needs node_up and vcs_setup (the store, km).
+rootfs_mount_image() {
+        rootfs_mount_tarball "$1" "$2" &&
+                km image import -q "rootfs:$1/$2.tar.gz" "local/$2:1" && rm -f "$1/$2.tar.gz"
+}
+
+# configmap_swap DIR VERSION KEY=VALUE...: a new version of a ConfigMap volume
+# in DIR as the kubelet makes one: the keys in DIR/VERSION (a name starting
+# with ..), then DIR/..data pointed at it by a rename, DIR/KEY -> ..data/KEY.
+configmap_swap() {
+        local dir=$1 version=$2 kv
+        shift 2
+        mkdir -p "$dir/$version" || return 1
+        for kv; do
+                printf '%s' "${kv#*=}" >"$dir/$version/${kv%%=*}" || return 1
+        done
+        ln -s "$version" "$dir/..data_tmp" && mv -T "$dir/..data_tmp" "$dir/..data" || return 1
+        for kv; do
+                [[ -L $dir/${kv%%=*} ]] || ln -s "..data/${kv%%=*}" "$dir/${kv%%=*}" || return 1
+        done
+}
+
+# routed_digest TARGET: the image digest kubemount status --json shows for the
+# routed mount on TARGET (nothing when it lists none).
+routed_digest() {
+        km status --json 2>/dev/null | python3 -c '
+import json, sys
+for m in json.load(sys.stdin).get("mounts", []):
+    if m.get("target") == sys.argv[1]:
+        print(m.get("digest") or "")' "$1"
 }
 
 # ---- for the vcs-*.sh integration tests (after tests/lib/node.sh) --------
