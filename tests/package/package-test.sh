@@ -16,6 +16,7 @@
 #
 # Environment: KUBEMOUNT_DEBIAN_MIRROR (default http://deb.debian.org/debian),
 # KUBEMOUNT_DEBIAN_SECURITY_MIRROR (default http://deb.debian.org/debian-security).
+# shellcheck source=tests/lib/node.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh"
 
 src=$(realpath "${1:?usage: package-test.sh SOURCE_ROOT BUILD_ROOT}")
@@ -161,7 +162,7 @@ run in_root kubemount --version
 is "$RC:$OUT" "0:kubemount ${pkgver%-*}" "kubemount --version prints the package's version"
 mkdir -p "$root/var/lib/kubelet"
 run in_root kubemount check
-((RC != 0)) && ok "kubemount check fails before setup (exit $RC)" || not_ok "kubemount check fails before setup"
+check "kubemount check fails before setup" test "$RC" -ne 0
 run in_root kubemount setup
 is "$RC" 0 "kubemount setup"
 ((RC == 0)) || diag "$OUT" "$ERR"
@@ -170,23 +171,20 @@ run in_root kubemount check
 is "$RC" 0 "kubemount check after setup"
 ((RC == 0)) || diag "$OUT" "$ERR"
 
-[[ -x $root/usr/libexec/kubemount/nsenter && ! -L $root/usr/libexec/kubemount/nsenter ]] &&
-        ok "the nsenter shim is /usr/libexec/kubemount/nsenter" || not_ok "the nsenter shim is /usr/libexec/kubemount/nsenter"
-[[ ! -e $root/usr/bin/nsenter || $(readlink -f "$root/usr/bin/nsenter") != */libexec/kubemount/* ]] &&
-        ok "the shim does not shadow the system's nsenter" || not_ok "the shim does not shadow the system's nsenter"
+check "the nsenter shim is /usr/libexec/kubemount/nsenter" \
+        test -x "$root/usr/libexec/kubemount/nsenter" -a ! -L "$root/usr/libexec/kubemount/nsenter"
+is "$(in_root dpkg -L kubemount | grep '/nsenter$')" /usr/libexec/kubemount/nsenter \
+        "kubemount ships no other nsenter (none shadows util-linux's)"
 for tool in mount umount mkfs.ext4; do
         is "$(in_root readlink -f "/usr/libexec/kubemount/bin/$tool")" /usr/bin/kubemount \
                 "multi-call link /usr/libexec/kubemount/bin/$tool -> /usr/bin/kubemount"
 done
 for unit in kubemount-setup.service kubemount-agent.service; do
-        [[ -f $root/lib/systemd/system/$unit ]] && ok "$unit installed" || not_ok "$unit installed"
-        [[ -L $root/etc/systemd/system/multi-user.target.wants/$unit ]] &&
-                ok "$unit enabled (multi-user.target.wants)" || not_ok "$unit enabled (multi-user.target.wants)"
+        check "$unit installed" test -f "$root/lib/systemd/system/$unit"
+        check "$unit enabled (multi-user.target.wants)" test -L "$root/etc/systemd/system/multi-user.target.wants/$unit"
 done
-gzip -t "$root/usr/share/man/man8/kubemount.8.gz" 2>/dev/null &&
-        ok "man page /usr/share/man/man8/kubemount.8.gz" || not_ok "man page /usr/share/man/man8/kubemount.8.gz"
-[[ -f $root/var/lib/dpkg/info/libkubemount0:$arch.symbols ]] &&
-        ok "libkubemount0 ships its symbols file" || not_ok "libkubemount0 ships its symbols file"
+check "man page /usr/share/man/man8/kubemount.8.gz" gzip -t "$root/usr/share/man/man8/kubemount.8.gz"
+check "libkubemount0 ships its symbols file" test -f "$root/var/lib/dpkg/info/libkubemount0:$arch.symbols"
 
 cat >"$root/tmp/t.c" <<'C'
 #include <kubemount.h>
@@ -197,6 +195,7 @@ int main(void) {
         return r == 1 ? 0 : 1;
 }
 C
+# shellcheck disable=SC2016 # expanded by the chroot's sh
 run in_root sh -c 'cc /tmp/t.c -o /tmp/t $(pkg-config --cflags --libs libkubemount) && /tmp/t'
 is "$RC:$OUT" "0:${pkgver%-*} 1" "a program built with pkg-config libkubemount runs"
 ((RC == 0)) || diag "$ERR"
