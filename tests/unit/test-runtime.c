@@ -293,12 +293,42 @@ static void test_run_forwards_signals(void **state) {
         assert_int_equal(wait_exit(pid), 7);
 }
 
+/* SigIgn of /proc/self/status. */
+static unsigned long long ignored_signals(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        unsigned long long mask = 0;
+
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "SigIgn: %llx", &mask) == 1)
+                        break;
+        return mask;
+}
+
+/* The bits of the signals below SIGRTMIN that glibc keeps for itself. */
+static unsigned long long reserved_signals(void) {
+        unsigned long long mask = 0;
+
+        for (int sig = 32; sig < SIGRTMIN; sig++)
+                mask |= 1ULL << (sig - 1);
+        return mask;
+}
+
 static void test_run_resets_signals_and_fds(void **state) {
         struct fx *f = *state;
         struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_hup;
         sigset_t usr1, old_mask;
         int fd = open("/dev/null", O_RDONLY); /* no O_CLOEXEC */
+        char want[128];
 
+        /*
+         * glibc's own signals (32 and 33) cannot be reset through sigaction():
+         * ignored when the test started (GNU make's children, so under
+         * dpkg-buildpackage), they stay ignored in the runtime too.
+         */
+        snprintf(want, sizeof(want), "out c1\nerr c1\nSigBlk: 0000000000000000\nSigIgn: %016llx\n",
+                 ignored_signals() & reserved_signals());
         assert_true(fd >= 0);
         assert_int_equal(dup2(fd, 50), 50);
         close(fd);
@@ -312,8 +342,7 @@ static void test_run_resets_signals_and_fds(void **state) {
         sigaction(SIGPIPE, &old_pipe, NULL);
         sigaction(SIGHUP, &old_hup, NULL);
         close(50);
-        assert_string_equal(read_file(f->dir, "log"),
-                            "out c1\nerr c1\nSigBlk: 0000000000000000\nSigIgn: 0000000000000000\n");
+        assert_string_equal(read_file(f->dir, "log"), want);
 }
 
 static void test_run_exec_failure(void **state) {
