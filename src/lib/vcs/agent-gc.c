@@ -11,6 +11,7 @@
 #include "agent-gc.h"
 #include "agent-workers.h"
 #include "agent-protocol.h"
+#include "cgroup.h"
 #include "state-dir.h"
 #include "syscalls.h"
 
@@ -95,6 +96,9 @@ void agent_release_orphans(struct agent *a, json_t *actions) {
         struct km_mount_table *t = NULL;
         uint64_t now = monotonic_ms();
 
+        /* Host FUSE helpers' groups (mount-PID) stay when their daemons end; else only the next helper removes them. */
+        if (a->cgroup_root >= 0)
+                cgroup_prune(a->cgroup_root, "mount-");
         for (struct ctr *c = a->ctrs; c; c = c->next) {
                 const char *target = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
 
