@@ -412,7 +412,8 @@ int cmd_gc(struct cli *cli, int argc, char **argv) {
                 "gone are marked exited, unreadable state files are rebuilt or removed, and\n"
                 "FUSE mounts below the kubelet dir whose daemon is gone are unmounted; one\n"
                 "that does not answer within 2 s (a stopped daemon, a hung server) is\n"
-                "reported as hung-fuse and left mounted.\n";
+                "reported as hung-fuse and left mounted.  The empty cgroups that host FUSE\n"
+                "helpers' ended daemons leave below $KUBEMOUNT_CGROUP_PARENT are removed.\n";
         _cleanup_free_ char *text = NULL;
         struct km_error err = {};
         struct km_agent *a;

@@ -8,6 +8,7 @@
 # can only if kubemount ran the helper in cgroups of its own, as systemd-run
 # --scope did for the kubelet.  Also through nsenter-compat, unwrapped.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
 need_tools bindfs pgrep "${CGROUP_RIVAL:-cgroup-rival}"
@@ -144,6 +145,21 @@ for via in kubemount nsenter; do
         like "$ERR" "warning: .*cgroup" "[$via] ... and a warning says so"
         "$KUBEMOUNT" umount "$V/nogroup-$via"
 done
+
+# Once their daemons have ended, the daemons' groups go with kubemount gc (scripts/soak
+# found them left until the next FUSE helper's start removed them).
+export KUBEMOUNT_AGENT_BINARY=$KUBEMOUNT # gc asks the agent, which this build's kubemount starts
+daemon_groups() { ls -d /sys/fs/cgroup/"$KUBEMOUNT_CGROUP_PARENT"/mount-* /sys/fs/cgroup/*/"$KUBEMOUNT_CGROUP_PARENT"/mount-* 2>/dev/null; }
+check "the daemons' groups were there" test -n "$(daemon_groups)"
+# (a group empties once its daemon is reaped: gc again until then)
+gc_clean() { "$KUBEMOUNT" gc >/dev/null && [[ -z $(daemon_groups) ]]; }
+if wait_for 10 gc_clean; then ok "gc removed the daemons' empty groups, in every hierarchy"; else
+        not_ok "gc removed the daemons' empty groups, in every hierarchy"
+        diag "$(daemon_groups)"
+fi
+agents=$(vcs_agent_pids)
+# shellcheck disable=SC2086 # a list of pids: the agent gc started, ended by node_down
+[[ -n $agents ]] && node_track $agents
 node_down "fuse survival"
 km_cgroups_remove
 check_fails "kubemount's daemon cgroups are gone" ls -d "$CG2/$KUBEMOUNT_CGROUP_PARENT"

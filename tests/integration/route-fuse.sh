@@ -96,6 +96,21 @@ like "$OUT" '"released-orphan"' "gc: the orphan is released"
 wait_for 10 sh -c "! ls '$KUBEMOUNT_STATE_DIR/containers' | grep -qx '$NAME'"
 is "$(ps_field "$NAME" name)" "" "... and removed"
 
+# 6b. The container's daemon dies (kill -9 of its PID 1): the mount is dead; one gc unmounts it
+# and removes the exited container too (scripts/soak found it left in ps -a for good).
+check "mount again" in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs \
+        "$KUBELET_DIR/export" "$V"
+NAME=$(route_name "$V")
+pid=$(ps_field "$NAME" pid)
+check "kill -9 of $NAME's PID 1 ($pid)" kill -9 "$pid"
+dead() { "$KUBEMOUNT" is-mountpoint "$V"; [[ $? == 3 ]]; }
+check "... the mount is dead (is-mountpoint exit 3)" wait_for 10 dead
+run km gc --json
+like "$OUT" '"unmounted-dead-fuse"' "gc: the dead mount is unmounted"
+like "$OUT" "\"released-orphan\",[^}]*\"name\": \"$NAME\"" "... and its exited container released"
+check_fails "... gone from the host" is_mounted host "$V"
+is "$(ps_field "$NAME" name)" "" "... and the container from ps -a"
+
 # 7. The same by the agent's own timer (KUBEMOUNT_GC_INTERVAL=1 for a fresh agent).
 AGENTS=$(vcs_agent_pids)
 # shellcheck disable=SC2086 # a list of pids

@@ -323,6 +323,19 @@ int cgroup_remove(int root_fd, const char *name) {
         return for_each_hierarchy(root_fd, remove_one, &g);
 }
 
+static int prune_one(int root_fd, const char *hier, bool v1, void *u) {
+        char parent[PATH_MAX];
+
+        (void)v1;
+        snprintf(parent, sizeof(parent), "%s/%s", hier, cgroup_parent());
+        remove_empty_siblings(root_fd, parent, u);
+        return 0;
+}
+
+void cgroup_prune(int root_fd, const char *prefix) {
+        (void)for_each_hierarchy(root_fd, prune_one, (void *)prefix);
+}
+
 static int populated_one(int root_fd, const char *hier, bool v1, void *u) {
         char path[PATH_MAX], buf[32];
         _cleanup_close_ int fd = -EBADF;

@@ -36,5 +36,10 @@ int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err)
 int cgroup_delegate(int root_fd, int state_fd, struct km_error *err);
 /* Removes PARENT/NAME from every hierarchy; -EBUSY while processes are in it. */
 int cgroup_remove(int root_fd, const char *name);
+/*
+ * Removes PARENT's empty groups whose names start with PREFIX (up to its first
+ * '-', e.g. "mount-") in every hierarchy: those of processes that have ended.
+ */
+void cgroup_prune(int root_fd, const char *prefix);
 /* Whether PARENT/NAME has processes in any hierarchy (0/1), -ENOENT when it is nowhere. */
 int cgroup_populated(int root_fd, const char *name);

@@ -11,6 +11,7 @@
 #include "agent-gc.h"
 #include "agent-workers.h"
 #include "agent-protocol.h"
+#include "cgroup.h"
 #include "state-dir.h"
 #include "syscalls.h"
 
@@ -95,17 +96,30 @@ void agent_release_orphans(struct agent *a, json_t *actions) {
         struct km_mount_table *t = NULL;
         uint64_t now = monotonic_ms();
 
-        for (struct ctr *c = a->ctrs; c; c = c->next) {
+        /* Host FUSE helpers' groups (mount-PID) stay when their daemons end; else only the next helper removes them. */
+        if (a->cgroup_root >= 0)
+                cgroup_prune(a->cgroup_root, "mount-");
+        for (struct ctr *c = a->ctrs, *next; c; c = next) {
                 const char *target = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
 
-                if (!target || c->pidfd < 0 || c->stopping || c->execs > 0 ||
-                    (c->mount_pending && now - c->started_ms < ROUTE_START_GRACE_MS))
+                next = c->next;
+                if (!target || c->stopping || c->execs > 0 ||
+                    (c->pidfd >= 0 && c->mount_pending && now - c->started_ms < ROUTE_START_GRACE_MS))
                         continue;
                 /* Read once, and only when a routed container is there (mountinfo never blocks on FUSE). */
                 if (!t && km_mount_table_load(NULL, NULL, &t, NULL) < 0)
                         return;
                 if (km_mount_table_find_target(t, target))
                         continue;
+                if (c->pidfd < 0) {
+                        /* Exited, and its dead mount is gone (gc, the kubelet's umount): no umount comes now. */
+                        log_msg(KM_LOG_INFO, "agent: container %s served %s and has exited: removed", c->name, target);
+                        if (actions)
+                                action(actions, "released-orphan", c->name, target);
+                        (void)state_container_remove(a->state_fd, c->name, NULL);
+                        agent_ctr_forget(a, c);
+                        continue;
+                }
                 log_msg(KM_LOG_INFO, "agent: container %s served %s, which is no longer mounted: removed", c->name,
                         target);
                 if (actions)
@@ -270,13 +284,15 @@ static int gc_mounts_done(struct agent *a, int conn, json_t *ctx, json_t *answer
         json_t *actions = json_object_get(ctx, "actions"), *m;
         char detail[128];
 
-        (void)a, (void)fds, (void)n_fds;
+        (void)fds, (void)n_fds;
         if (json_is_array(json_object_get(answer, "actions")))
                 json_array_extend(actions, json_object_get(answer, "actions"));
         else {
                 snprintf(detail, sizeof(detail), "the mount check did not answer in %d ms", GC_WORKER_TIMEOUT_MS);
                 action(actions, "check-failed", json_string_value(json_object_get(ctx, "kubelet_dir")), detail);
         }
+        /* The containers whose dead mounts the worker just unmounted. */
+        agent_release_orphans(a, actions);
         m = json_pack("{s:O}", "actions", actions);
         if (m)
                 (void)proto_send(conn, m, NULL, 0);

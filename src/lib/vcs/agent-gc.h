@@ -12,7 +12,8 @@ void agent_reconcile(struct agent *a);
  * Routed mounts' containers whose target is no longer mounted (the kubelet
  * unmounted it with its own umount) are killed and removed; each is an
  * action "released-orphan" in actions (may be NULL).  gc and the loop's
- * timer (every $KUBEMOUNT_GC_INTERVAL seconds, default 60) call it.
+ * timer (every $KUBEMOUNT_GC_INTERVAL seconds, default 60) call it.  Also
+ * removes the empty cgroups of host FUSE helpers whose daemons have ended.
  */
 void agent_release_orphans(struct agent *a, json_t *actions);
 /* gc: stale states, unreadable state files, dead FUSE mounts below the kubelet dir. */
