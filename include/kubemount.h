@@ -40,6 +40,14 @@ const char *km_version(void);
 enum km_log_level { KM_LOG_ERR = 3, KM_LOG_WARNING = 4, KM_LOG_NOTICE = 5, KM_LOG_INFO = 6, KM_LOG_DEBUG = 7 };
 typedef void (*km_log_fn)(int level, const char *message, void *userdata);
 void km_log_set(km_log_fn fn, void *userdata, int max_level);
+/*
+ * Within a km_log_fn call: the fields of an event ("MESSAGE_ID=...", then
+ * "KUBEMOUNT_TARGET=...", ...; NULL-terminated), NULL for a plain message.
+ * Events (a mount, an unmount, a refusal, a container's start and exit) reach
+ * the function whatever its max_level, so that it can keep an audit trail
+ * (kubemount's CLI sends them to the journal); their values are masked.
+ */
+const char *const *km_log_fields(void);
 
 /*
  * Kernel feature use.  On the mount path, everything newer than Linux 5.4 has a

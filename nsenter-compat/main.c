@@ -15,6 +15,7 @@
 
 #include "nsenter-args.h"
 #include "route.h"
+#include "sd-protocol.h"
 
 static const char usage_text[] =
         "\nUsage:\n"
@@ -136,8 +137,19 @@ static void exec_shell(void) {
         err(errno == ENOENT ? 127 : 126, "failed to execute %s", shell);
 }
 
-/* The library's warnings (a FUSE daemon left in the caller's cgroup) reach the caller. */
-static void log_warning(int level _unused_, const char *message, void *userdata _unused_) {
+/*
+ * The library's warnings (a FUSE daemon left in the caller's cgroup) reach the
+ * caller; its events (a mount, a refusal) the journal, if one listens: never
+ * nsenter's own output.
+ */
+static void log_warning(int level, const char *message, void *userdata _unused_) {
+        const char *const *fields = km_log_fields();
+
+        if (fields) {
+                if (journal_present())
+                        (void)journal_send(level, message, fields);
+                return;
+        }
         fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
 }
 

@@ -3,7 +3,10 @@
 #include <getopt.h>
 #include <stdarg.h>
 
+#include <sys/stat.h>
+
 #include "cli.h"
+#include "sd-protocol.h"
 #include "syscalls.h"
 #include "vcs-map.h"
 #include "vcs-tools.h"
@@ -149,12 +152,46 @@ static void log_to_stderr(int level, const char *message, void *userdata _unused
                 message);
 }
 
+static int stderr_max_level;
+static bool stderr_is_journal, journal_listens;
+
+/*
+ * Events (km_log_fields(): mounts, unmounts, refusals, containers) go to the
+ * journal's native socket whenever it listens, with their MESSAGE_IDs; other
+ * lines only when stderr is the journal anyway (a service).  A terminal still
+ * sees what is meant for it.
+ */
+static void log_sink(int level, const char *message, void *userdata) {
+        const char *const *fields = km_log_fields();
+        /* An event's outcome is the command's own output; a log (the agent's, -v) shows events too. */
+        bool shown = level <= stderr_max_level && (!fields || stderr_max_level >= KM_LOG_NOTICE);
+
+        if (journal_listens && (fields || (shown && stderr_is_journal)) && journal_send(level, message, fields) == 0 &&
+            stderr_is_journal)
+                return;
+        if (shown)
+                log_to_stderr(level, message, userdata);
+}
+
+/* $JOURNAL_STREAM is "DEV:INODE" of the stream systemd gave as stdout/stderr. */
+static bool stderr_journal_stream(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        return e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+               (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 void cli_log_setup(int verbose) {
         cli_log_setup_level(verbose ? KM_LOG_INFO + verbose - 1 : KM_LOG_WARNING);
 }
 
 void cli_log_setup_level(int max_level) {
-        km_log_set(log_to_stderr, NULL, max_level);
+        stderr_max_level = max_level;
+        journal_listens = journal_present();
+        stderr_is_journal = journal_listens && stderr_journal_stream();
+        km_log_set(log_sink, NULL, max_level);
 }
 
 /*

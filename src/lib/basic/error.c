@@ -70,6 +70,37 @@ bool log_enabled(int level) {
         return log_fn && level <= log_max_level;
 }
 
+static _Thread_local const char *const *log_fields_current;
+
+KM_EXPORT const char *const *km_log_fields(void) {
+        return log_fields_current;
+}
+
+void log_event(int level, const char *message_id, const char *const *pairs, const char *fmt, ...) {
+        const char *fields[16] = {};
+        char buf[1024], id[64], kv[14][512];
+        size_t n = 0;
+        va_list ap;
+
+        if (!log_fn)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        snprintf(id, sizeof(id), "MESSAGE_ID=%s", message_id);
+        fields[n++] = id;
+        for (size_t i = 0; pairs && pairs[i] && n < ELEMENTSOF(kv) + 1; i += 2)
+                if (pairs[i + 1]) {
+                        snprintf(kv[n - 1], sizeof(kv[0]), "%s=%s", pairs[i], pairs[i + 1]);
+                        fields[n] = kv[n - 1];
+                        n++;
+                }
+        /* An event reaches the sink whatever its max_level: km_log_fields() tells it apart. */
+        log_fields_current = fields;
+        log_fn(level, buf, log_userdata);
+        log_fields_current = NULL;
+}
+
 void log_msg(int level, const char *fmt, ...) {
         char buf[1024];
         va_list ap;

@@ -112,6 +112,12 @@ int error_set_plain(struct km_error *err, int r, const char *fmt, ...) _printf_(
 int error_wrap(struct km_error *err, int r, const char *fmt, ...) _printf_(3, 4);
 void log_msg(int level, const char *fmt, ...) _printf_(2, 3);
 bool log_enabled(int level);
+/*
+ * An event of the audit trail (MESSAGE_IDs: sd-protocol.h): the message, and
+ * fields as PAIRS of name and value (a NULL value is left out; NULL-terminated),
+ * for the sink's km_log_fields().  Values hold no secret: mask them first.
+ */
+void log_event(int level, const char *message_id, const char *const *pairs, const char *fmt, ...) _printf_(4, 5);
 
 /* A copy of argv's pointer array (NULL-terminated) for getopt, which permutes it. */
 char **argv_copy(int argc, char *const *argv);

@@ -20,6 +20,8 @@
 #include "mounttable.h"
 #include "newmount.h"
 #include "resolve.h"
+#include "sd-protocol.h"
+#include "secrets.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -667,12 +669,39 @@ static int mount_cb(void *userdata, struct km_error *err) {
         return mount_here(c->spec, c->excode, err);
 }
 
+/* The audit trail: a mount made, or refused by the confinement (a symlink, "..", outside the kubelet dir). */
+static int mount_event(const struct km_mount_spec *s, int r, const struct km_error *err) {
+        bool refused = r == -EPERM || r == -ELOOP;
+
+        if (r < 0 && !refused)
+                return r;
+        _cleanup_free_ char *source = s->source ? secret_mask_source(s->source) : NULL,
+                            *options = s->options ? secret_mask_word(s->options) : NULL;
+        const char *pairs[] = { "KUBEMOUNT_TARGET",
+                                s->target,
+                                "KUBEMOUNT_FSTYPE",
+                                s->fstype,
+                                "KUBEMOUNT_SOURCE",
+                                source,
+                                "KUBEMOUNT_OPTIONS",
+                                options,
+                                NULL };
+
+        if (r >= 0)
+                log_event(KM_LOG_NOTICE, MESSAGE_ID_MOUNT, pairs, "mount: %s mounted on %s", source ?: "none",
+                          s->target);
+        else
+                log_event(KM_LOG_WARNING, MESSAGE_ID_REFUSED, pairs, "%s",
+                          err && err->code ? err->message : "mount: refused");
+        return r;
+}
+
 KM_EXPORT int km_mount(const struct km_host *h, const struct km_mount_spec *s, int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
         struct host_call c = { s, excode ? excode : &dummy };
 
         if (!h)
-                return mount_here(s, excode, err);
+                return mount_event(s, mount_here(s, excode, err), err);
         *c.excode = MNT_EX_SYSERR; /* until the switch is made */
-        return km_host_run(h, mount_cb, &c, err);
+        return mount_event(s, km_host_run(h, mount_cb, &c, err), err);
 }

@@ -13,6 +13,7 @@
 #include "mounttable.h"
 #include "options.h"
 #include "resolve.h"
+#include "sd-protocol.h"
 #include "syscalls.h"
 #include "umount-internal.h"
 #include "util.h"
@@ -99,6 +100,18 @@ static int umount_cb(void *userdata, struct km_error *err) {
         return umount_here(u->target, u->confine, u->flags, u->timeout_ms, u->excode, err);
 }
 
+/* The audit trail: an unmount made, or refused by the confinement. */
+static int umount_event(const char *target, int r, const struct km_error *err) {
+        const char *pairs[] = { "KUBEMOUNT_TARGET", target, NULL };
+
+        if (r >= 0)
+                log_event(KM_LOG_NOTICE, MESSAGE_ID_UMOUNT, pairs, "umount: %s unmounted", target);
+        else if (r == -EPERM || r == -ELOOP)
+                log_event(KM_LOG_WARNING, MESSAGE_ID_REFUSED, pairs, "%s",
+                          err && err->code ? err->message : "umount: refused");
+        return r;
+}
+
 KM_EXPORT int km_umount(const struct km_host *h, const char *target, const char *confine, unsigned flags,
                         int timeout_ms, int *excode, struct km_error *err) {
         int dummy = MNT_EX_SYSERR;
@@ -106,10 +119,10 @@ KM_EXPORT int km_umount(const struct km_host *h, const char *target, const char 
         struct host_umount u = { target, confine, flags, timeout_ms, excode ? excode : &dummy };
 
         if (!h)
-                return umount_here(target, confine, flags, timeout_ms, excode, err);
+                return umount_event(target, umount_here(target, confine, flags, timeout_ms, excode, err), err);
         /* Relative to the caller's directory, which the switch would change. */
         if (target && target[0] != '-' && (abs = path_absolute(target)))
                 u.target = abs;
         *u.excode = MNT_EX_SYSERR; /* until the switch is made */
-        return km_host_run(h, umount_cb, &u, err);
+        return umount_event(u.target, km_host_run(h, umount_cb, &u, err), err);
 }

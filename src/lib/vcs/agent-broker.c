@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 
 #include "agent-broker.h"
+#include "sd-protocol.h"
 #include "agent-protocol.h"
 #include "broker.h"
 #include "launch.h"
@@ -141,8 +142,13 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
 /* ---- back in the loop -------------------------------------------------------- */
 
 /* The line in the container's log (`kubemount logs NAME`) and the agent's. */
-static void broker_log(struct ctr *c, const char *line) {
-        log_msg(KM_LOG_NOTICE, "container %s: mount broker: %s", c->name, line);
+static void broker_log(struct ctr *c, const char *line, const char *message_id, const char *target) {
+        const char *pairs[] = { "KUBEMOUNT_CONTAINER", c->name, "KUBEMOUNT_TARGET", target, NULL };
+
+        if (message_id)
+                log_event(KM_LOG_NOTICE, message_id, pairs, "container %s: mount broker: %s", c->name, line);
+        else
+                log_msg(KM_LOG_NOTICE, "container %s: mount broker: %s", c->name, line);
         if (c->detached && c->dir_fd >= 0) {
                 _cleanup_close_ int fd = openat(c->dir_fd, "log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
                 if (fd >= 0)
@@ -173,10 +179,16 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 for (struct broker_listener *l = c->listeners; l; l = l->next)
                         if (l->fd == fd)
                                 (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")), ETIMEDOUT);
-                broker_log(c, "a call was not served in time; the caller got ETIMEDOUT");
+                broker_log(c, "a call was not served in time; the caller got ETIMEDOUT", NULL, NULL);
                 return 0;
         }
-        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?");
+        int error = (int)json_integer_value(json_object_get(answer, "error"));
+        const char *id = json_is_true(json_object_get(answer, "mounted"))     ? MESSAGE_ID_MOUNT
+                         : json_is_true(json_object_get(answer, "unmounted")) ? MESSAGE_ID_UMOUNT
+                         : error == EPERM                                     ? MESSAGE_ID_REFUSED
+                                                                              : NULL;
+
+        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?", id, target);
         if (target && json_is_true(json_object_get(answer, "mounted")))
                 (void)strv_append(&c->brokered, &c->n_brokered, target);
         if (target && json_is_true(json_object_get(answer, "unmounted")))
@@ -213,7 +225,7 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 return;
         }
         if (l->ctr->brokering >= BROKER_CONCURRENT_MAX) {
-                broker_log(l->ctr, "more than 8 calls at once: this one got EAGAIN");
+                broker_log(l->ctr, "more than 8 calls at once: this one got EAGAIN", NULL, NULL);
                 (void)broker_answer(l->fd, n.id, EAGAIN);
                 return;
         }

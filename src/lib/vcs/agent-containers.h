@@ -25,7 +25,8 @@ enum watch_kind {
         WATCH_JOB,
         WATCH_WORKER,
         WATCH_WORKER_TIMER,
-        WATCH_BROKER
+        WATCH_BROKER,
+        WATCH_STOP
 };
 struct watch {
         enum watch_kind kind;

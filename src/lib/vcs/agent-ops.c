@@ -16,6 +16,7 @@
 #include "mountpoint.h"
 #include "agent-protocol.h"
 #include "oci-runtime.h"
+#include "sd-protocol.h"
 #include "state-dir.h"
 #include "tty-relay.h"
 
@@ -144,6 +145,27 @@ static void record_image_and_mount(struct ctr *c, json_t *req) {
                 json_object_set_new(c->state, "mount", json_pack("{s:s, s:s?}", "target", target, "type", type));
 }
 
+/* The audit trail, host privilege given out included (the agent's log: the journal under systemd). */
+static void container_start_event(struct ctr *c, const char *name, pid_t pid) {
+        char pid_s[16];
+        const char *pairs[] = { "KUBEMOUNT_CONTAINER",
+                                name,
+                                "KUBEMOUNT_PID",
+                                pid_s,
+                                "KUBEMOUNT_PRIVILEGED",
+                                c->spec->id_count ? "0" : "1",
+                                "KUBEMOUNT_IMAGE",
+                                json_string_value(json_object_get(c->state, "image")),
+                                "KUBEMOUNT_DIGEST",
+                                json_string_value(json_object_get(c->state, "digest")),
+                                NULL };
+
+        snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+        log_event(c->spec->id_count ? KM_LOG_INFO : KM_LOG_NOTICE, MESSAGE_ID_CONTAINER_START, pairs,
+                  "container %s: started%s, pid %d", name,
+                  c->spec->id_count ? "" : " privileged (host capabilities, mounts of its own)", (int)pid);
+}
+
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
@@ -260,16 +282,12 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         if (c->runtime)
                 json_object_set_new(c->state, "runtime", json_string(c->runtime));
         json_object_set_new(c->state, "privileged", json_boolean(!c->spec->id_count));
-        /* The audit trail of host privilege given out (the agent's log: the journal under systemd). */
-        if (!c->spec->id_count)
-                log_msg(KM_LOG_NOTICE,
-                        "container %s: started privileged (host capabilities, mounts of its own), pid %d", name,
-                        (int)pid);
         if (c->spec->broker)
                 json_object_set_new(c->state, "mounts_allowed", json_from_strv(c->spec->broker_types));
         if (c->kubelet_dir)
                 json_object_set_new(c->state, "kubelet_dir", json_string(c->kubelet_dir));
         record_image_and_mount(c, req);
+        container_start_event(c, name, pid);
         c->mount_pending = json_object_get(c->state, "mount") != NULL;
         c->started_ms = monotonic_ms();
         (void)agent_save_state(a, c);

@@ -28,6 +28,7 @@
 #include "launch.h"
 #include "agent-protocol.h"
 #include "oci-runtime.h"
+#include "sd-protocol.h"
 #include "state-dir.h"
 #include "syscalls.h"
 
@@ -70,6 +71,10 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         }
         if (c->detached)
                 (void)cgroup_remove(a->cgroup_root, c->cgroup);
+        char code_s[16];
+        const char *pairs[] = { "KUBEMOUNT_CONTAINER", c->name, "KUBEMOUNT_EXIT_STATUS", code_s, NULL };
+        snprintf(code_s, sizeof(code_s), "%d", code);
+        log_event(KM_LOG_INFO, MESSAGE_ID_CONTAINER_EXIT, pairs, "container %s: exited with status %d", c->name, code);
         json_object_set_new(c->state, "status", json_string("exited"));
         json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
         json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
@@ -293,6 +298,39 @@ static bool serves_mounts(struct agent *a) {
         return false;
 }
 
+/*
+ * SIGTERM and SIGINT end the agent through its loop, so that agent_done()
+ * runs (the socket goes).  A self-pipe, not a blocked mask: what the agent
+ * forks keeps the usual signals.  A forked worker's handler writes nothing.
+ */
+static int stop_pipe[2] = { -1, -1 };
+static pid_t agent_pid;
+
+static void stop_signal(int sig _unused_) {
+        int e = errno;
+
+        if (getpid() == agent_pid)
+                (void)!write(stop_pipe[1], "x", 1);
+        errno = e;
+}
+
+static int stop_signals_watch(struct agent *a) {
+        static struct watch stop_w = { WATCH_STOP };
+        struct sigaction sa = { .sa_handler = stop_signal };
+
+        char drain[16];
+
+        if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        while (read(stop_pipe[0], drain, sizeof(drain)) > 0) /* a signal of an earlier agent_run() */
+                ;
+        agent_pid = getpid();
+        if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0 ||
+            agent_watch(a, stop_pipe[0], &stop_w) < 0)
+                return -errno;
+        return stop_pipe[0];
+}
+
 static int listen_on(int state_fd, const char *state_dir, struct km_error *err) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
@@ -328,6 +366,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         struct km_error cerr = {};
         int r;
 
+        sd_notify_take(); /* nothing we start speaks for us */
         a.state_dir = o->state_dir;
         a.state_fd = state_dir_open(o->state_dir, err);
         if (a.state_fd < 0)
@@ -364,10 +403,14 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         if (a.epoll < 0 || agent_watch(&a, a.listen_fd, &listen_w) < 0)
                 return error_set(err, -errno, "agent: epoll");
         agent_reconcile(&a);
+        r = stop_signals_watch(&a);
+        if (r < 0)
+                return error_set(err, r, "agent: SIGTERM's pipe");
         if (o->ready_fd >= 0) {
                 (void)!write(o->ready_fd, "1", 1);
                 close(o->ready_fd);
         }
+        (void)sd_notify_send("READY=1\nSTATUS=serving VCS containers");
 
         int sweep_ms = gc_interval_ms();
         uint64_t next_sweep = monotonic_ms() + (uint64_t)sweep_ms;
@@ -393,8 +436,10 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         bool running = false;
                         for (struct ctr *c = a.ctrs; c; c = c->next)
                                 running |= c->pidfd >= 0;
-                        if (!running && !a.conns && !a.jobs && !a.workers)
+                        if (!running && !a.conns && !a.jobs && !a.workers) {
+                                (void)sd_notify_send("STOPPING=1\nSTATUS=idle");
                                 return 0; /* idle: a caller starts us again when needed */
+                        }
                 }
                 for (int i = 0; i < n; i++) {
                         struct watch *w = ev[i].data.ptr;
@@ -429,6 +474,10 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         case WATCH_BROKER:
                                 agent_broker_event(&a, (struct broker_listener *)w, ev[i].events);
                                 break;
+                        case WATCH_STOP:
+                                /* systemctl stop: the containers serve on, a new agent adopts them. */
+                                (void)sd_notify_send("STOPPING=1\nSTATUS=stopped by a signal; containers serve on");
+                                return 0;
                         }
                 }
                 agent_sweep(&a);
