@@ -104,6 +104,7 @@ run km run --image "local/pin@$right" -- /bin/busybox echo pin-ok
 is "$RC:$OUT" "0:pin-ok" "... and run --image NAME@DIGEST runs it"
 oci_right=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$W/umoci/index.json")
 check "image import oci: under a name pinning the layout's manifest" km image import "oci:$W/umoci:t" "local/pin-oci@$oci_right"
+check "rmi of it (the umoci checks below count that image's references)" km rmi "local/pin-oci@$oci_right"
 rm -rf "$W/da" "$W/da.tar" "$W/da-oci" "$W/umoci.tar" "$W/rootfs.tar.gz" # the sandbox's tmpfs is small
 
 # Absolute names (a host path among them) land inside the root; the host's file is untouched.
