@@ -271,7 +271,9 @@ int cmd_image(struct cli *cli, int argc, char **argv) {
                 "Import an image for air-gapped nodes.  SOURCE is oci:DIR[:NAME] (an OCI image\n"
                 "layout), oci-archive:FILE[:NAME] (one as a tar file) or rootfs:TARFILE (a root\n"
                 "filesystem tarball, made a one-layer image; NAME required).  NAME defaults to\n"
-                "the layout's own reference name.\n"
+                "the layout's own reference name.  A NAME@sha256:DIGEST must pin what is\n"
+                "imported: the image manifest's digest or, for a layout entry that is an index,\n"
+                "the index's (as pull records it); any other digest is refused, nothing recorded.\n"
                 "\n" MAX_SIZE_HELP
                 "  -q, --quiet            print nothing on success\n"
                 "  --json                 print the image's record\n";

@@ -83,6 +83,28 @@ tar -C "$W/rootfs" -czf "$W/rootfs.tar.gz" .
 check "image import rootfs: of tar -C DIR ." km image import "rootfs:$W/rootfs.tar.gz" local/dot:1
 run km run --image local/dot:1 -- /bin/busybox echo dot-ok
 is "$RC:$OUT" "0:dot-ok" "... and run --image runs it"
+
+# A NAME pinning a digest must name what is imported (the manifest, or the index it was chosen from).
+wrong=sha256:0000000000000000000000000000000000000000000000000000000000000001
+run km images
+before=$OUT
+run km image import "rootfs:$W/rootfs.tar.gz" "local/pin@$wrong"
+is "$RC" 1 "image import rootfs: under a name pinning another digest: refused"
+like "$ERR" "$wrong" "... the error names the pinned digest"
+is "$(wc -l <<<"$ERR")" 1 "... in one line"
+run km images
+is "$OUT" "$before" "... and kubemount images is unchanged"
+run km image import "oci:$W/umoci:t" "local/pin@$wrong"
+is "$RC:$(km images)" "1:$before" "image import oci: under a name pinning another digest: refused, nothing recorded"
+run km image import --json "rootfs:$W/rootfs.tar.gz" local/pin:probe
+right=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["manifest"])' "$OUT")
+like "$ERR$right" "sha256:" "sanity: the rootfs import's manifest digest"
+check "image import rootfs: under a name pinning its manifest's digest" km image import "rootfs:$W/rootfs.tar.gz" "local/pin@$right"
+run km run --image "local/pin@$right" -- /bin/busybox echo pin-ok
+is "$RC:$OUT" "0:pin-ok" "... and run --image NAME@DIGEST runs it"
+oci_right=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$W/umoci/index.json")
+check "image import oci: under a name pinning the layout's manifest" km image import "oci:$W/umoci:t" "local/pin-oci@$oci_right"
+check "rmi of it (the umoci checks below count that image's references)" km rmi "local/pin-oci@$oci_right"
 rm -rf "$W/da" "$W/da.tar" "$W/da-oci" "$W/umoci.tar" "$W/rootfs.tar.gz" # the sandbox's tmpfs is small
 
 # Absolute names (a host path among them) land inside the root; the host's file is untouched.

@@ -365,6 +365,30 @@ static void test_digest_fd_pipe_short_reads_eintr(void **state) {
         assert_string_equal(out, expect);
 }
 
+/* image_ref_check_pin: a name's digest must be the manifest's or its index's. */
+static void test_check_pin(void **state) {
+        const char *a = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        const char *b = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+        const char *c = "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+        struct image_ref unpinned = { .repository = (char *)"local/x", .tag = (char *)"1" };
+        struct image_ref pinned = { .repository = (char *)"local/x", .digest = (char *)a };
+        struct km_error err = {};
+
+        (void)state;
+        assert_int_equal(image_ref_check_pin(&unpinned, "src", a, NULL, &err), 0);
+        assert_int_equal(image_ref_check_pin(&pinned, "src", a, NULL, &err), 0);
+        assert_int_equal(image_ref_check_pin(&pinned, "src", b, a, &err), 0);
+        assert_int_equal(image_ref_check_pin(&pinned, "src", a, b, &err), 0);
+        assert_int_equal(image_ref_check_pin(&pinned, "src", b, NULL, &err), -EINVAL);
+        assert_non_null(strstr(err.message, a));
+        assert_non_null(strstr(err.message, b));
+        assert_null(strchr(err.message, '\n'));
+        assert_int_equal(image_ref_check_pin(&pinned, "src", b, b, &err), -EINVAL);
+        assert_int_equal(image_ref_check_pin(&pinned, "src", b, c, &err), -EINVAL);
+        assert_non_null(strstr(err.message, b));
+        assert_non_null(strstr(err.message, c));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_ref_table),
@@ -376,6 +400,7 @@ int main(void) {
                 cmocka_unit_test(test_digest_incremental),
                 cmocka_unit_test(test_digest_fd_file),
                 cmocka_unit_test(test_digest_fd_pipe_short_reads_eintr),
+                cmocka_unit_test(test_check_pin),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -385,6 +385,9 @@ static int import_layout(struct store *st, int layout_fd, const char *dir, const
                 r = -ENOMEM;
         if (r >= 0)
                 r = fetch_image(&src, st, entry, o, digest, &m, err);
+        /* Before anything is recorded; the blobs fetched stay unreferenced, for gc. */
+        if (r >= 0)
+                r = image_ref_check_pin(&ref, source, digest, entry, err);
         if (r >= 0)
                 r = finish(st, canonical, digest, &m, source, o, ret, err);
         manifest_done(&m);
@@ -503,6 +506,13 @@ static int import_rootfs(struct store *st, const char *file, const char *name, c
         r = manifest ? put_json(st, manifest, MT_OCI_MANIFEST, &man, &body, err) : -ENOMEM;
         if (r >= 0)
                 r = manifest_parse(body, man.size, MT_OCI_MANIFEST, &m, err);
+        if (r >= 0) {
+                /* Before anything is recorded; the blobs written stay unreferenced, for gc. */
+                r = image_ref_parse(name, &ref, err);
+                if (r >= 0)
+                        r = image_ref_check_pin(&ref, source, man.digest, NULL, err);
+                image_ref_done(&ref);
+        }
         if (r >= 0)
                 r = finish(st, canonical, man.digest, &m, source, o, ret, err);
         manifest_done(&m);

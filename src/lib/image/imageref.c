@@ -314,3 +314,14 @@ char *image_ref_format(const struct image_ref *r) {
                 return NULL;
         return s;
 }
+
+int image_ref_check_pin(const struct image_ref *r, const char *what, const char *manifest, const char *index,
+                        struct km_error *err) {
+        if (!r->digest || streq(r->digest, manifest) || (index && streq(r->digest, index)))
+                return 0;
+        if (index && !streq(index, manifest))
+                return error_set_plain(err, -EINVAL, "%s: the name pins %s but the image is index %s (manifest %s)",
+                                       what, r->digest, index, manifest);
+        return error_set_plain(err, -EINVAL, "%s: the name pins %s but the image's manifest is %s", what, r->digest,
+                               manifest);
+}

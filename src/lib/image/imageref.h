@@ -23,3 +23,10 @@ int image_ref_parse(const char *text, struct image_ref *ret, struct km_error *er
 void image_ref_done(struct image_ref *r);
 /* The canonical text: REGISTRY/REPOSITORY[:TAG][@DIGEST] (malloc'ed). */
 char *image_ref_format(const struct image_ref *r);
+/*
+ * An import under a NAME that pins a digest: 0 when it names what was
+ * imported (the manifest, or the index it was chosen from: pull records
+ * the same pair), else -EINVAL with err naming both (what: the source). index may be NULL.
+ */
+int image_ref_check_pin(const struct image_ref *r, const char *what, const char *manifest, const char *index,
+                        struct km_error *err);
