@@ -324,10 +324,10 @@ int cgroup_remove(int root_fd, const char *name) {
 }
 
 static int prune_one(int root_fd, const char *hier, bool v1, void *u) {
-        char parent[PATH_MAX];
+        char parent[PATH_MAX], buf[sizeof(delegated_self)];
 
         (void)v1;
-        snprintf(parent, sizeof(parent), "%s/%s", hier, cgroup_parent());
+        snprintf(parent, sizeof(parent), "%s/%s", hier, cgroup_parent(root_fd, buf, sizeof(buf)));
         remove_empty_siblings(root_fd, parent, u);
         return 0;
 }
