@@ -25,7 +25,8 @@ enum watch_kind {
         WATCH_JOB,
         WATCH_WORKER,
         WATCH_WORKER_TIMER,
-        WATCH_BROKER
+        WATCH_BROKER,
+        WATCH_SIGCHLD
 };
 struct watch {
         enum watch_kind kind;
@@ -94,6 +95,7 @@ struct agent {
         gid_t userns_gid;
         uint32_t userns_count;
         struct seccomp_program broker_filter;
+        int sigchld_fd; /* readable after a SIGCHLD (agent.c) */
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

@@ -167,6 +167,80 @@ static void worker_event(struct agent *a, struct worker *w, bool timer) {
         }
 }
 
+/* ---- strays ------------------------------------------------------------------ */
+
+/*
+ * We are a subreaper: a command whose exec helper was killed (its client hung
+ * up) becomes our child, and so may any orphan below a worker.  Nothing
+ * watches its pidfd: unreaped, it stays a zombie in its container's PID
+ * namespace, and that namespace's PID 1 never finishes dying (the kernel waits
+ * for every process of it to be reaped), so a stop was never answered.
+ */
+static int sigchld_pipe = -EBADF;
+static pid_t agent_pid;
+
+static void on_sigchld(int sig) {
+        int e = errno;
+
+        (void)sig;
+        if (getpid() == agent_pid && sigchld_pipe >= 0) /* not in a forked worker */
+                (void)!write(sigchld_pipe, "c", 1);
+        errno = e;
+}
+
+static bool pid_is_tracked(struct agent *a, pid_t pid) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (c->ours && c->pidfd >= 0 && c->pid == pid)
+                        return true;
+        for (struct job *j = a->jobs; j; j = j->next)
+                if (j->pid == pid)
+                        return true;
+        for (struct worker *w = a->workers; w; w = w->next)
+                if (w->pid == pid && !w->reaped)
+                        return true;
+        return false;
+}
+
+/* Reaps exited children nobody watches; a watched one ahead of them waits for its own event. */
+static void reap_strays(struct agent *a) {
+        char buf[64];
+
+        if (a->sigchld_fd >= 0)
+                while (read(a->sigchld_fd, buf, sizeof(buf)) > 0)
+                        ;
+        for (int i = 0; i < 256; i++) {
+                siginfo_t si = {};
+
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 ||
+                    pid_is_tracked(a, si.si_pid))
+                        return;
+                (void)waitid(P_PID, (id_t)si.si_pid, &si, WEXITED | WNOHANG);
+                log_msg(KM_LOG_DEBUG, "agent: reaped stray child %d", (int)si.si_pid);
+        }
+}
+
+static int sigchld_setup(struct agent *a, struct watch *w) {
+        struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+        int p[2];
+
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        a->sigchld_fd = p[0];
+        sigchld_pipe = p[1];
+        agent_pid = getpid();
+        if (agent_watch(a, a->sigchld_fd, w) < 0 || sigaction(SIGCHLD, &sa, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+static void sigchld_done(struct agent *a) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+
+        (void)sigaction(SIGCHLD, &sa, NULL);
+        closep(&sigchld_pipe);
+        closep(&a->sigchld_fd);
+}
+
 /* ---- clients ------------------------------------------------------------------- */
 
 static void conn_close(struct agent *a, int fd) {
@@ -323,8 +397,9 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                                  .host_ns = -EBADF,
                                                  .cgroup_root = -EBADF,
                                                  .devnull = -EBADF,
-                                                 .proc_fd = -EBADF };
-        struct watch listen_w = { WATCH_LISTEN };
+                                                 .proc_fd = -EBADF,
+                                                 .sigchld_fd = -EBADF };
+        struct watch listen_w = { WATCH_LISTEN }, sigchld_w = { WATCH_SIGCHLD };
         struct km_error cerr = {};
         int r;
 
@@ -363,6 +438,9 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         a.epoll = epoll_create1(EPOLL_CLOEXEC);
         if (a.epoll < 0 || agent_watch(&a, a.listen_fd, &listen_w) < 0)
                 return error_set(err, -errno, "agent: epoll");
+        r = sigchld_setup(&a, &sigchld_w);
+        if (r < 0)
+                return error_set(err, r, "agent: SIGCHLD");
         agent_reconcile(&a);
         if (o->ready_fd >= 0) {
                 (void)!write(o->ready_fd, "1", 1);
@@ -429,8 +507,11 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         case WATCH_BROKER:
                                 agent_broker_event(&a, (struct broker_listener *)w, ev[i].events);
                                 break;
+                        case WATCH_SIGCHLD:
+                                break; /* below, after the watched ones of this batch are reaped */
                         }
                 }
+                reap_strays(&a);
                 agent_sweep(&a);
         }
         (void)r;
@@ -464,6 +545,7 @@ static void agent_done(struct agent *a) {
         seccomp_program_done(&a->seccomp_cached);
         json_decref(a->seccomp_json);
         agent_broker_done(a);
+        sigchld_done(a);
         closep(&a->lock_fd);
         closep(&a->state_fd);
         agent_sweep(a);
