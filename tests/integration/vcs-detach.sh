@@ -171,6 +171,35 @@ holds "... valid JSON" python3 -c 'import json, sys; json.loads(sys.argv[1])' "$
 unlike "$OUT" "$P/g" "... nothing more to do for that mount"
 check "rm g1" km rm g1
 
+# ---- an exec's client killed while its command runs: a stop is still answered ----
+# The agent kills the exec's helper; the command, in the container's PID namespace, becomes the
+# agent's child (a subreaper). Unreaped once it ended, its zombie kept the killed PID 1 from
+# ever exiting, and the stop (routed umount's too) waited for ever (scripts/soak found it).
+run vcs_run --detach --name orph -- sleep 1000
+is "$RC" 0 "run orph"
+"$KUBEMOUNT" exec orph -- sleep 4242 &
+xpid=$!
+stray() { # the pid of orph's `sleep 4242`
+        local p a
+        for p in /proc/[0-9]*; do
+                mapfile -d '' -t a <"$p/cmdline" 2>/dev/null || continue
+                [[ ${a[0]:-} == sleep && ${a[1]:-} == 4242 ]] && echo "${p#/proc/}" && return 0
+        done
+        return 1
+}
+check "exec orph -- sleep 4242 runs" wait_for 10 stray
+spid=$(stray)
+kill -KILL "$xpid"
+wait "$xpid" 2>/dev/null
+# (its helper is killed, the command is left: it is ours to end, as a container's process would)
+check "... its client killed, the command is still there" kill -0 "$spid"
+kill -KILL "$spid"
+start=$SECONDS
+run timeout -k 2 20 "$KUBEMOUNT" stop --timeout 2 orph
+is "$RC" 0 "stop orph after its exec's client and command were killed: exit 0 (not hung)"
+if ((SECONDS - start < 15)); then ok "... in $((SECONDS - start)) s"; else not_ok "... in $((SECONDS - start)) s"; fi
+check "rm orph" km rm orph
+
 # ---- the agent killed: containers keep running; state reconciled ----
 run vcs_run --detach --name keep -- sleep 1000
 run vcs_run --detach --name lost -- sleep 1000

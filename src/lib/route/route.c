@@ -373,7 +373,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                                         "KUBEMOUNT_SOURCE",
                                         source,
                                         "KUBEMOUNT_OPTIONS",
-                                        s->options,
+                                        options,
                                         "KUBEMOUNT_CONTAINER",
                                         name,
                                         "KUBEMOUNT_IMAGE",

@@ -26,7 +26,7 @@ enum watch_kind {
         WATCH_WORKER,
         WATCH_WORKER_TIMER,
         WATCH_BROKER,
-        WATCH_STOP
+        WATCH_SIGNAL
 };
 struct watch {
         enum watch_kind kind;
@@ -95,6 +95,7 @@ struct agent {
         gid_t userns_gid;
         uint32_t userns_count;
         struct seccomp_program broker_filter;
+        int signal_fd; /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

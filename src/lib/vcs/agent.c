@@ -172,6 +172,94 @@ static void worker_event(struct agent *a, struct worker *w, bool timer) {
         }
 }
 
+/* ---- signals and strays ------------------------------------------------------ */
+
+/*
+ * Signals reach the loop through a self-pipe, a byte each (a blocked mask
+ * would be inherited by what the agent forks; a forked worker's handler
+ * writes nothing).  SIGTERM and SIGINT end the agent through its loop, so
+ * that agent_done() runs (the socket goes).  SIGCHLD: we are a subreaper: a
+ * command whose exec helper was killed (its client hung up) becomes our
+ * child, and so may any orphan below a worker.  Nothing watches its pidfd:
+ * unreaped, it stays a zombie in its container's PID namespace, and that
+ * namespace's PID 1 never finishes dying (the kernel waits for every process
+ * of it to be reaped), so a stop was never answered.
+ */
+static int signal_pipe = -EBADF;
+static pid_t agent_pid;
+
+static void on_signal(int sig) {
+        int e = errno;
+        char b = (char)sig;
+
+        if (getpid() == agent_pid && signal_pipe >= 0)
+                (void)!write(signal_pipe, &b, 1);
+        errno = e;
+}
+
+/* Drains the pipe: whether SIGTERM or SIGINT was among its bytes. */
+static bool signals_read(struct agent *a) {
+        bool stop = false;
+        char buf[64];
+        ssize_t n;
+
+        while ((n = read(a->signal_fd, buf, sizeof(buf))) > 0)
+                for (ssize_t i = 0; i < n; i++)
+                        stop |= buf[i] == SIGTERM || buf[i] == SIGINT;
+        return stop;
+}
+
+static int signals_setup(struct agent *a, struct watch *w) {
+        struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+        int p[2];
+
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        a->signal_fd = p[0];
+        signal_pipe = p[1];
+        agent_pid = getpid();
+        if (agent_watch(a, a->signal_fd, w) < 0 || sigaction(SIGCHLD, &sa, NULL) < 0 ||
+            sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+static void signals_done(struct agent *a) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+
+        (void)sigaction(SIGCHLD, &sa, NULL);
+        (void)sigaction(SIGTERM, &sa, NULL);
+        (void)sigaction(SIGINT, &sa, NULL);
+        closep(&signal_pipe);
+        closep(&a->signal_fd);
+}
+
+static bool pid_is_tracked(struct agent *a, pid_t pid) {
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (c->ours && c->pidfd >= 0 && c->pid == pid)
+                        return true;
+        for (struct job *j = a->jobs; j; j = j->next)
+                if (j->pid == pid)
+                        return true;
+        for (struct worker *w = a->workers; w; w = w->next)
+                if (w->pid == pid && !w->reaped)
+                        return true;
+        return false;
+}
+
+/* Reaps exited children nobody watches; a watched one ahead of them waits for its own event. */
+static void reap_strays(struct agent *a) {
+        for (int i = 0; i < 256; i++) {
+                siginfo_t si = {};
+
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 ||
+                    pid_is_tracked(a, si.si_pid))
+                        return;
+                (void)waitid(P_PID, (id_t)si.si_pid, &si, WEXITED | WNOHANG);
+                log_msg(KM_LOG_DEBUG, "agent: reaped stray child %d", (int)si.si_pid);
+        }
+}
+
 /* ---- clients ------------------------------------------------------------------- */
 
 static void conn_close(struct agent *a, int fd) {
@@ -298,39 +386,6 @@ static bool serves_mounts(struct agent *a) {
         return false;
 }
 
-/*
- * SIGTERM and SIGINT end the agent through its loop, so that agent_done()
- * runs (the socket goes).  A self-pipe, not a blocked mask: what the agent
- * forks keeps the usual signals.  A forked worker's handler writes nothing.
- */
-static int stop_pipe[2] = { -1, -1 };
-static pid_t agent_pid;
-
-static void stop_signal(int sig _unused_) {
-        int e = errno;
-
-        if (getpid() == agent_pid)
-                (void)!write(stop_pipe[1], "x", 1);
-        errno = e;
-}
-
-static int stop_signals_watch(struct agent *a) {
-        static struct watch stop_w = { WATCH_STOP };
-        struct sigaction sa = { .sa_handler = stop_signal };
-
-        char drain[16];
-
-        if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-                return -errno;
-        while (read(stop_pipe[0], drain, sizeof(drain)) > 0) /* a signal of an earlier agent_run() */
-                ;
-        agent_pid = getpid();
-        if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0 ||
-            agent_watch(a, stop_pipe[0], &stop_w) < 0)
-                return -errno;
-        return stop_pipe[0];
-}
-
 static int listen_on(int state_fd, const char *state_dir, struct km_error *err) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
@@ -361,8 +416,9 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                                  .host_ns = -EBADF,
                                                  .cgroup_root = -EBADF,
                                                  .devnull = -EBADF,
-                                                 .proc_fd = -EBADF };
-        struct watch listen_w = { WATCH_LISTEN };
+                                                 .proc_fd = -EBADF,
+                                                 .signal_fd = -EBADF };
+        struct watch listen_w = { WATCH_LISTEN }, signal_w = { WATCH_SIGNAL };
         struct km_error cerr = {};
         int r;
 
@@ -402,10 +458,10 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         a.epoll = epoll_create1(EPOLL_CLOEXEC);
         if (a.epoll < 0 || agent_watch(&a, a.listen_fd, &listen_w) < 0)
                 return error_set(err, -errno, "agent: epoll");
-        agent_reconcile(&a);
-        r = stop_signals_watch(&a);
+        r = signals_setup(&a, &signal_w);
         if (r < 0)
-                return error_set(err, r, "agent: SIGTERM's pipe");
+                return error_set(err, r, "agent: signals");
+        agent_reconcile(&a);
         if (o->ready_fd >= 0) {
                 (void)!write(o->ready_fd, "1", 1);
                 close(o->ready_fd);
@@ -416,7 +472,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         uint64_t next_sweep = monotonic_ms() + (uint64_t)sweep_ms;
         for (;;) {
                 struct epoll_event ev[16];
-                bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers;
+                bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers, stop = false;
                 int timeout = idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1;
                 uint64_t now = monotonic_ms();
 
@@ -474,13 +530,18 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         case WATCH_BROKER:
                                 agent_broker_event(&a, (struct broker_listener *)w, ev[i].events);
                                 break;
-                        case WATCH_STOP:
-                                /* systemctl stop: the containers serve on, a new agent adopts them. */
-                                (void)sd_notify_send("STOPPING=1\nSTATUS=stopped by a signal; containers serve on");
-                                return 0;
+                        case WATCH_SIGNAL:
+                                stop |= signals_read(&a);
+                                break; /* SIGCHLD: below, after the watched ones of this batch are reaped */
                         }
                 }
+                reap_strays(&a);
                 agent_sweep(&a);
+                if (stop) {
+                        /* systemctl stop: the containers serve on, a new agent adopts them. */
+                        (void)sd_notify_send("STOPPING=1\nSTATUS=stopped by a signal; containers serve on");
+                        return 0;
+                }
         }
         (void)r;
 }
@@ -513,6 +574,7 @@ static void agent_done(struct agent *a) {
         seccomp_program_done(&a->seccomp_cached);
         json_decref(a->seccomp_json);
         agent_broker_done(a);
+        signals_done(a);
         closep(&a->lock_fd);
         closep(&a->state_fd);
         agent_sweep(a);

@@ -630,18 +630,31 @@ KM_EXPORT int km_vcs_exec(struct km_agent *a, const char *name, char *const *arg
         return with_output(exec_fn, &ra, output, size, err);
 }
 
-/* A request answered by one message holding KEY; its text (or nothing) returned. */
+/* How long a client waits for the agent's answer beyond the work it asked for (the agent may be busy). */
+#define AGENT_ANSWER_MS (60 * 1000)
+
+/*
+ * A request answered by one message holding KEY within timeout_ms; its text
+ * (or nothing) returned.  A stalled agent must not hold its client for ever.
+ */
 static int simple_call(struct km_agent *a, json_t *req, const char *key, char **json, int *fds, size_t *n_fds,
-                       struct km_error *err) {
+                       int timeout_ms, struct km_error *err) {
         _cleanup_close_ int sock = agent_connect(a, err);
         _cleanup_json_ json_t *owned = req, *m = NULL;
+        struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
         int r;
 
         if (sock < 0)
                 return sock;
         if (!owned)
                 return -ENOMEM;
+        if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+                return error_set(err, -errno, "the agent's socket");
         r = agent_call(sock, owned, NULL, 0, key, &m, fds, n_fds, err);
+        if (r == -EAGAIN || r == -EWOULDBLOCK)
+                return error_set_plain(err, -ETIMEDOUT,
+                                       "the agent did not answer '%s' in %d s: stalled? (its log may say why)",
+                                       json_string_value(json_object_get(owned, "op")), timeout_ms / 1000);
         if (r >= 0 && json && !(*json = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS)))
                 r = -ENOMEM;
         return r;
@@ -651,7 +664,7 @@ KM_EXPORT int km_vcs_stop(struct km_agent *a, const char *name, int timeout_ms, 
                           struct km_error *err) {
         _cleanup_free_ char *text = NULL;
         int r = simple_call(a, json_pack("{s:s, s:s, s:i}", "op", "stop", "name", name, "timeout_ms", timeout_ms),
-                            "exit", &text, NULL, NULL, err);
+                            "exit", &text, NULL, NULL, (timeout_ms > 0 ? timeout_ms : 10000) + AGENT_ANSWER_MS, err);
         _cleanup_json_ json_t *m = r >= 0 ? json_loads(text, 0, NULL) : NULL;
 
         if (r >= 0 && exit_status)
@@ -661,21 +674,22 @@ KM_EXPORT int km_vcs_stop(struct km_agent *a, const char *name, int timeout_ms, 
 
 KM_EXPORT int km_vcs_remove(struct km_agent *a, const char *name, bool force, struct km_error *err) {
         return simple_call(a, json_pack("{s:s, s:s, s:b}", "op", "rm", "name", name, "force", force), "removed", NULL,
-                           NULL, NULL, err);
+                           NULL, NULL, AGENT_ANSWER_MS, err);
 }
 
 KM_EXPORT int km_vcs_list(struct km_agent *a, char **json, struct km_error *err) {
-        return simple_call(a, json_pack("{s:s}", "op", "ps"), "containers", json, NULL, NULL, err);
+        return simple_call(a, json_pack("{s:s}", "op", "ps"), "containers", json, NULL, NULL, AGENT_ANSWER_MS, err);
 }
 
 KM_EXPORT int km_vcs_logs(struct km_agent *a, const char *name, int fds[2], struct km_error *err) {
         size_t n = 2;
-        int r = simple_call(a, json_pack("{s:s, s:s}", "op", "logs", "name", name), "logs", NULL, fds, &n, err);
+        int r = simple_call(a, json_pack("{s:s, s:s}", "op", "logs", "name", name), "logs", NULL, fds, &n,
+                            AGENT_ANSWER_MS, err);
 
         return r < 0 ? r : (int)n;
 }
 
 KM_EXPORT int km_vcs_gc(struct km_agent *a, const char *kubelet_dir, char **json, struct km_error *err) {
         return simple_call(a, json_pack("{s:s, s:s?}", "op", "gc", "kubelet_dir", kubelet_dir), "actions", json, NULL,
-                           NULL, err);
+                           NULL, 5 * AGENT_ANSWER_MS, err);
 }
