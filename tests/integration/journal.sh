@@ -103,6 +103,10 @@ check_fails "the refused mount without a journal" "$KUBEMOUNT" mount -t tmpfs km
 like "$ERR" "symlink" "without a journal the refusal is on stderr"
 check "a mount without a journal" "$KUBEMOUNT" mount -t tmpfs -o size=1m km-tmp "$T"
 check "an unmount without a journal" "$KUBEMOUNT" umount "$T"
+check "kubemount -v mount of a source with a password" "$KUBEMOUNT" -v mount -t tmpfs -o size=1m '//u:hunter2@h/x' "$T"
+like "$ERR" "mounted on $T" "-v shows the mount's event on stderr"
+unlike "$ERR" "hunter2" "-v shows the source masked"
+check "kubemount umount" "$KUBEMOUNT" umount "$T"
 is "$(wc -l <"$JOURNAL")" "$before" "nothing reaches the old receiver"
 
 # ---- sd_notify ---------------------------------------------------------------

@@ -15,6 +15,17 @@ struct km_mount_spec {
         enum km_propagation_kind propagation;
 };
 
+/* Who made a mount, for its event: a VCS container of an image (each may be NULL). */
+struct mount_by {
+        const char *container, *image, *digest;
+};
+/*
+ * The audit trail (sd-protocol.h's MESSAGE_IDs): s mounted (r >= 0), or
+ * refused by the confinement (-EPERM, -ELOOP: a symlink, "..", outside the
+ * kubelet dir; err's message); sources and options masked.  Returns r.
+ */
+int mount_spec_event(const struct km_mount_spec *s, int r, const struct km_error *err, const struct mount_by *by);
+
 /* Propagation of the mount at fd (O_PATH of its root); shown names it in messages. */
 int propagation_set_fd(int fd, const char *shown, enum km_propagation_kind kind, bool recursive, struct km_error *err);
 

@@ -485,12 +485,11 @@ static int verify_landed(const struct km_mount_spec *s, int target_fd, const str
                                r > 0 ? "the mount was undone" : "no mount of it was found");
 }
 
-/* After a successful mount: log, then --make-* if asked. */
+/* After a successful mount: --make-* if asked (km_mount()'s event logs it, source masked). */
 static int mounted(const struct km_mount_spec *s, int *excode, struct km_error *err) {
         bool usage;
         int r;
 
-        log_msg(KM_LOG_INFO, "mounted %s on %s", s->source ? s->source : "none", s->target);
         r = s->flags & KM_MOUNT_FAKE ? 0 : apply_propagation(s, &usage, err);
         *excode = r < 0 ? MNT_EX_FAIL : MNT_EX_SUCCESS;
         return r;
@@ -669,14 +668,16 @@ static int mount_cb(void *userdata, struct km_error *err) {
         return mount_here(c->spec, c->excode, err);
 }
 
-/* The audit trail: a mount made, or refused by the confinement (a symlink, "..", outside the kubelet dir). */
-static int mount_event(const struct km_mount_spec *s, int r, const struct km_error *err) {
+int mount_spec_event(const struct km_mount_spec *s, int r, const struct km_error *err, const struct mount_by *by) {
         bool refused = r == -EPERM || r == -ELOOP;
 
         if (r < 0 && !refused)
                 return r;
         _cleanup_free_ char *source = s->source ? secret_mask_source(s->source) : NULL,
                             *options = s->options ? secret_mask_word(s->options) : NULL;
+        const struct mount_by none = {};
+        if (!by)
+                by = &none;
         const char *pairs[] = { "KUBEMOUNT_TARGET",
                                 s->target,
                                 "KUBEMOUNT_FSTYPE",
@@ -685,14 +686,23 @@ static int mount_event(const struct km_mount_spec *s, int r, const struct km_err
                                 source,
                                 "KUBEMOUNT_OPTIONS",
                                 options,
+                                "KUBEMOUNT_CONTAINER",
+                                by->container,
+                                "KUBEMOUNT_IMAGE",
+                                by->image,
+                                "KUBEMOUNT_DIGEST",
+                                by->digest,
                                 NULL };
 
-        if (r >= 0)
-                log_event(KM_LOG_NOTICE, MESSAGE_ID_MOUNT, pairs, "mount: %s mounted on %s", source ?: "none",
-                          s->target);
-        else
+        if (r < 0)
                 log_event(KM_LOG_WARNING, MESSAGE_ID_REFUSED, pairs, "%s",
                           err && err->code ? err->message : "mount: refused");
+        else if (by->container)
+                log_event(KM_LOG_NOTICE, MESSAGE_ID_MOUNT, pairs, "mount: %s mounted on %s by container %s of %s",
+                          source ?: "none", s->target, by->container, by->image);
+        else
+                log_event(KM_LOG_NOTICE, MESSAGE_ID_MOUNT, pairs, "mount: %s mounted on %s", source ?: "none",
+                          s->target);
         return r;
 }
 
@@ -701,7 +711,7 @@ KM_EXPORT int km_mount(const struct km_host *h, const struct km_mount_spec *s, i
         struct host_call c = { s, excode ? excode : &dummy };
 
         if (!h)
-                return mount_event(s, mount_here(s, excode, err), err);
+                return mount_spec_event(s, mount_here(s, excode, err), err, NULL);
         *c.excode = MNT_EX_SYSERR; /* until the switch is made */
-        return mount_event(s, km_host_run(h, mount_cb, &c, err), err);
+        return mount_spec_event(s, km_host_run(h, mount_cb, &c, err), err, NULL);
 }

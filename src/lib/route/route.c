@@ -11,7 +11,6 @@
 #include "hostns.h"
 #include "mount-spec.h"
 #include "route-internal.h"
-#include "sd-protocol.h"
 #include "secrets.h"
 #include "vcs-route.h"
 
@@ -364,25 +363,9 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                                 s->target, name, rerr.message);
         }
         if (q >= 0) {
-                _cleanup_free_ char *source = s->source ? secret_mask_source(s->source) : NULL,
-                                    *options = s->options ? secret_mask_word(s->options) : NULL;
-                const char *pairs[] = { "KUBEMOUNT_TARGET",
-                                        s->target,
-                                        "KUBEMOUNT_FSTYPE",
-                                        s->fstype,
-                                        "KUBEMOUNT_SOURCE",
-                                        source,
-                                        "KUBEMOUNT_OPTIONS",
-                                        options,
-                                        "KUBEMOUNT_CONTAINER",
-                                        name,
-                                        "KUBEMOUNT_IMAGE",
-                                        e->image,
-                                        "KUBEMOUNT_DIGEST",
-                                        vcs_image_digest(v),
-                                        NULL };
-                log_event(KM_LOG_NOTICE, MESSAGE_ID_MOUNT, pairs, "mount: %s mounted on %s by container %s of %s",
-                          source ?: "none", s->target, name, e->image);
+                (void)mount_spec_event(s, 0, NULL,
+                                       &(struct mount_by){
+                                               .container = name, .image = e->image, .digest = vcs_image_digest(v) });
                 *excode = MNT_EX_SUCCESS;
         }
         return q;
