@@ -45,6 +45,7 @@ if ! cmp -s "$SRC/tests/deploy/package-lock.json" "$NODE_DIR/.installed-lock" ||
                 bail_out "cannot copy package.json to $NODE_DIR"
         if ! out=$(cd "$NODE_DIR" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error 2>&1); then
                 echo "$out" | sed 's/^/# /'
+                echo "$out" >&2 # meson shows a failed test's stderr
                 bail_out "npm ci in $NODE_DIR failed"
         fi
         cp "$SRC/tests/deploy/package-lock.json" "$NODE_DIR/.installed-lock"

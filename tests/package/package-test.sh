@@ -55,6 +55,7 @@ took() {
 fail_with() {
         not_ok "$1"
         diag "$(tail -n 40 "$2")"
+        tail -n 40 "$2" >&2 # meson shows a failed test's stderr
         done_testing
 }
 
