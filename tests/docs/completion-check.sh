@@ -15,13 +15,6 @@ src=$(cd "$1" && pwd) km=$2
 . "$src/src/shell-completion/bash/kubemount"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-check() { # DESC CMD...
-        local desc=$1
-        shift
-        n=$((n + 1))
-        if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
 
 # COMPREPLY for the command line LINE (the cursor at its end), its words split
 # as bash's default COMP_WORDBREAKS splits them: at blanks, and = and : apart.
@@ -143,5 +136,4 @@ else
                 test "$(cd "$tmp" && zsh -f "$src/tests/docs/zsh-tab.zsh" "$tmp/zfunc" "$tmp/bin" 'kubemount vcs li')" \
                 = "kubemount vcs list"
 fi
-echo "1..$n"
-exit $((failed > 0))
+tap_done

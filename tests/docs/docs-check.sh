@@ -13,13 +13,6 @@ man=$(mktemp)
 trap 'rm -f "$man"' EXIT
 # troff's \- is a plain hyphen for these checks, and fonts (\fB...\fR) are nothing.
 sed 's/\\-/-/g; s/\\f[BIRP]//g' "$src/docs/kubemount.8" >"$man"
-n=0 failed=0
-check() { # DESC CMD...
-        local desc=$1
-        shift
-        n=$((n + 1))
-        if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
 
 help=$("$km" --help) || { echo "Bail out! $km --help failed"; exit 1; }
 commands=$(table_commands "$src")
@@ -74,5 +67,4 @@ for f in kubemount-setup.service kubemount-agent.service kubemount-gc.service ku
         check "kubemount(8) FILES names $f" \
                 awk -v f="$f" '/^\.SH FILES/{e=1;next} /^\.SH/{e=0} e && index($0, f) {x=1} END{exit !x}' "$man"
 done
-echo "1..$n"
-exit $((failed > 0))
+tap_done

@@ -1,6 +1,19 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by docs-check.sh and completion-check.sh: what `kubemount --help`
-# and `kubemount COMMAND --help` say a command has.
+# and `kubemount COMMAND --help` say a command has, and their TAP output.
+
+# check DESC CMD...: one TAP line, CMD's exit status decides; tap_done: the plan, the exit status.
+n=0 failed=0
+check() {
+        local desc=$1
+        shift
+        n=$((n + 1))
+        if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+tap_done() {
+        echo "1..$n"
+        exit $((failed > 0))
+}
 
 # The commands of the dispatch table in src/cli/main.c (SOURCE_ROOT).
 table_commands() {
