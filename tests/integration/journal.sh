@@ -87,7 +87,13 @@ has_record "the container's start record" $ID_START KUBEMOUNT_CONTAINER=j1 KUBEM
 has_record "the container's exit record with its status" $ID_EXIT KUBEMOUNT_CONTAINER=j1 KUBEMOUNT_EXIT_STATUS=0
 run vcs_run --name j2 -- /bin/false
 is "$RC" 1 "kubemount run -- false: exit 1"
-has_record "a failed command's exit status" $ID_EXIT KUBEMOUNT_CONTAINER=j2 KUBEMOUNT_EXIT_STATUS=1
+has_record "a failed command's exit status" $ID_EXIT KUBEMOUNT_CONTAINER=j2 KUBEMOUNT_EXIT_STATUS=1 \
+        KUBEMOUNT_STOPPED=0
+# Ended on purpose (rm -f, as a routed mount ends its container once mount(8) is done): a stop, not a failure.
+check "kubemount run -d -- sleep" vcs_run -d --name j3 -- /bin/sleep 1000
+check "kubemount rm -f of it" km rm -f j3
+has_record "a container ended by rm -f is recorded as stopped as asked" $ID_EXIT KUBEMOUNT_CONTAINER=j3 \
+        KUBEMOUNT_STOPPED=1 KUBEMOUNT_EXIT_STATUS=137 "MESSAGE=container j3: stopped by kubemount as asked (status 137)"
 python3 -c '
 import json, sys
 for line in open(sys.argv[1]):

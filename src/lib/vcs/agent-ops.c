@@ -506,6 +506,7 @@ static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
                 struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
                 if (!json_is_true(json_object_get(req, "force")))
                         return error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
+                c->stopping = true; /* asked for: its end is logged as a stop, not as a failure */
                 agent_ctr_kill(a, c);
                 (void)poll(&p, 1, 5000);
                 c->remove_on_exit = true;
