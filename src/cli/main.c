@@ -194,6 +194,18 @@ void cli_log_setup_level(int max_level) {
         km_log_set(log_sink, NULL, max_level);
 }
 
+static int journal_connect_here(void *userdata _unused_, struct km_error *err _unused_) {
+        return journal_connect();
+}
+
+void cli_log_host(const struct km_host *host) {
+        /* The journal is the host's: a caller in a container without its socket reaches it there. */
+        if (journal_listens || km_host_run(host, journal_connect_here, NULL, NULL) < 0)
+                return;
+        journal_listens = true;
+        stderr_is_journal = stderr_journal_stream();
+}
+
 /*
  * no_json: the exit status when jansson cannot be loaded, for the commands
  * that always use JSON: it is loaded first, before any fork or namespace
@@ -358,6 +370,7 @@ int main(int argc, char **argv) {
                         cli_error("%s", err.message);
                         return EXIT_USAGE;
                 }
+                cli_log_host(cli.host);
                 r = commands[i].fn(&cli, argc - optind, argv + optind);
                 km_host_free(cli.host);
                 return r;

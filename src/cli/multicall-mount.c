@@ -27,6 +27,7 @@ static int multicall_cli(struct cli *cli) {
                 cli_error("%s", err.message);
                 return -EINVAL;
         }
+        cli_log_host(cli->host);
         return 0;
 }
 

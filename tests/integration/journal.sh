@@ -67,6 +67,22 @@ has_record "the mount's record: MESSAGE_ID, target, type, source, priority, iden
 check "kubemount umount" "$KUBEMOUNT" umount "$T"
 has_record "the unmount's record" $ID_UMOUNT "KUBEMOUNT_TARGET=$T"
 
+# From a kubelet container with no journal socket of its own (as an RKE-style docker container
+# has none): its mount and unmount are recorded by the host's journal all the same.
+kubelet_up || bail_out "the kubelet container did not start"
+T2=$KUBELET_DIR/pods/p1/volumes/from-kubelet
+mkdir -p "$T2"
+check "no journal socket in the kubelet container" in_kubelet test ! -e /run/systemd/journal/socket
+check "kubemount mount from the kubelet container" in_kubelet "$KUBEMOUNT" mount -t tmpfs -o size=1m km-kub "$T2"
+has_record "its mount reaches the host's journal" $ID_MOUNT "KUBEMOUNT_TARGET=$T2" KUBEMOUNT_SOURCE=km-kub
+check "kubemount umount from the kubelet container" in_kubelet "$KUBEMOUNT" umount "$T2"
+has_record "its unmount reaches the host's journal" $ID_UMOUNT "KUBEMOUNT_TARGET=$T2"
+mkdir -p "$NODE/mc" && ln -s "$KUBEMOUNT" "$NODE/mc/mount" && ln -s "$KUBEMOUNT" "$NODE/mc/umount"
+check "the multi-call mount from the kubelet container" in_kubelet "/rootfs$NODE/mc/mount" -t tmpfs km-mc "$T2"
+has_record "the multi-call mount's record" $ID_MOUNT "KUBEMOUNT_TARGET=$T2" KUBEMOUNT_SOURCE=km-mc
+check "the multi-call umount from the kubelet container" in_kubelet "/rootfs$NODE/mc/umount" "$T2"
+has_record "the multi-call umount's record" $ID_UMOUNT "KUBEMOUNT_TARGET=$T2" PRIORITY=5
+
 mkdir -p "$NODE/outside"
 ln -s "$NODE/outside" "$KUBELET_DIR/pods/p1/volumes/link"
 check_fails "a mount through a symlink below the kubelet dir is refused" "$KUBEMOUNT" mount -t tmpfs \

@@ -45,8 +45,29 @@ int sd_notify_send(const char *state) {
         return r < 0 ? r : 1;
 }
 
+/* A socket connected to the journal by journal_connect(), or none: records go to JOURNAL_SOCKET's path. */
+static int journal_fd = -EBADF;
+
+int journal_connect(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+        int fd;
+
+        if (journal_fd >= 0)
+                return 0;
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        journal_fd = fd;
+        return 0;
+}
+
 bool journal_present(void) {
-        return access(JOURNAL_SOCKET, W_OK) == 0;
+        return journal_fd >= 0 || access(JOURNAL_SOCKET, W_OK) == 0;
 }
 
 /* The journal's rule for field names: A-Z, 0-9 and _, not first a digit or _, at most 64. */
@@ -100,5 +121,9 @@ int journal_send(int priority, const char *message, const char *const *fields) {
         size_t size = 0;
         _cleanup_free_ char *rec = journal_record(priority, message, fields, &size);
 
-        return rec ? datagram_send(JOURNAL_SOCKET, rec, size) : -ENOMEM;
+        if (!rec)
+                return -ENOMEM;
+        if (journal_fd >= 0)
+                return send(journal_fd, rec, size, MSG_NOSIGNAL) < 0 ? -errno : 0;
+        return datagram_send(JOURNAL_SOCKET, rec, size);
 }

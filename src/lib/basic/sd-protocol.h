@@ -25,7 +25,14 @@ void sd_notify_take(void);
 /* Sends STATE ("READY=1", "STOPPING=1\nSTATUS=...") to the socket taken; 0 when there is none, 1 sent, -errno. */
 int sd_notify_send(const char *state);
 
-/* Whether a journal listens (its socket exists). */
+/*
+ * Connects a socket to the journal's socket as the calling thread's mount
+ * namespace sees it, and keeps it: later records go there whichever
+ * namespace the process is in then (a kubelet container's kubemount reaches
+ * the host's journal).  0, or -errno when none listens there.
+ */
+int journal_connect(void);
+/* Whether a journal listens: journal_connect() reached one, or its socket exists here. */
 bool journal_present(void);
 /*
  * The native record of MESSAGE at syslog PRIORITY with FIELDS ("KEY=VALUE",
