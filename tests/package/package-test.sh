@@ -59,48 +59,39 @@ fail_with() {
         done_testing
 }
 
-# ---- the release tarball ----------------------------------------------------------------
-# A checkout owned by another user than root (a CI clone) is still ours to read: git
-# would otherwise refuse it as of "dubious ownership" and meson dist with it.
-export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0="*"
-git -C "$src" rev-parse --git-dir >/dev/null 2>&1 || bail_out "$src is not a git checkout (meson dist needs one)"
-if [[ -n $(git -C "$src" status --porcelain --untracked-files=no) ]]; then
-        diag "uncommitted changes in $src are not in the tarball: meson dist packs HEAD"
-fi
-version=$(meson introspect --projectinfo "$build" | sed -n 's/.*"version": *"\([^"]*\)".*/\1/p')
-[[ -n $version ]] || bail_out "no project version from meson introspect $build"
-dist=$build/meson-dist/kubemount-$version.tar.xz
-rm -f "$dist"
-if meson dist -C "$build" --no-tests --allow-dirty --formats xztar >"$tmp/dist.log" 2>&1 && [[ -f $dist ]]; then
-        ok "meson dist makes kubemount-$version.tar.xz"
-else
-        fail_with "meson dist makes kubemount-$version.tar.xz" "$tmp/dist.log"
-fi
-mkdir "$tmp/src"
-tar -xf "$dist" -C "$tmp/src"
-rm -f "$dist" "$dist.sha256sum"
-tree=$tmp/src/kubemount-$version
-[[ -f $tree/meson.build && -f $tree/debian/control ]] || bail_out "the tarball has no kubemount-$version/ with meson.build and debian/"
-took "meson dist"
-
-# ---- the packages ----------------------------------------------------------------------
-pkgver=$(dpkg-parsechangelog -l "$tree/debian/changelog" -S Version)
-is "${pkgver%-*}" "$version" "debian/changelog's version ($pkgver) is meson.build's ($version)"
-if (cd "$tree" && DEB_BUILD_OPTIONS="parallel=2 ${DEB_BUILD_OPTIONS:-}" \
-        dpkg-buildpackage -b -us -uc) >"$tmp/dpkg-buildpackage.log" 2>&1; then
-        ok "dpkg-buildpackage -b -us -uc in the unpacked tarball"
-else
-        fail_with "dpkg-buildpackage -b -us -uc in the unpacked tarball" "$tmp/dpkg-buildpackage.log"
-fi
+# ---- the release tarball and the packages (shared with tests/node) ----------------------------
+# tap_embed CMD...: CMD's TAP stream as tests of ours (renumbered, its plan dropped, its
+# diagnostics kept); fails when CMD had a failure, bailed out or ran no test.
+tap_embed() {
+        local line n=0 bad=0 re='^(not )?ok( [0-9]+)?( -)? ?(.*)$'
+        while IFS= read -r line; do
+                if [[ $line =~ $re ]]; then
+                        n=$((n + 1))
+                        if [[ -n ${BASH_REMATCH[1]} ]]; then
+                                not_ok "${BASH_REMATCH[4]}"
+                                bad=1
+                        else ok "${BASH_REMATCH[4]}"; fi
+                elif [[ $line == "Bail out!"* ]]; then
+                        not_ok "${line#Bail out! }"
+                        bad=1
+                elif [[ $line == "#"* ]]; then
+                        printf '%s\n' "$line"
+                fi
+        done < <("$@")
+        ((!bad && n > 0))
+}
+debs_dir=$build/debs
+tap_embed bash "$(dirname "${BASH_SOURCE[0]}")/build-debs.sh" "$src" "$build" "$debs_dir" || done_testing
 arch=$(dpkg --print-architecture)
+pkgver=$(dpkg-deb -f "$(echo "$debs_dir"/kubemount_*_"$arch".deb)" Version)
 debs=()
 for p in kubemount libkubemount0 libkubemount-dev; do
-        f=$tmp/src/${p}_${pkgver}_$arch.deb
-        [[ -f $f ]] || bail_out "dpkg-buildpackage made no $(basename "$f")"
+        f=$debs_dir/${p}_${pkgver}_$arch.deb
+        [[ -f $f ]] || bail_out "build-debs.sh left no $(basename "$f")"
         debs+=("$f")
 done
-took "dpkg-buildpackage"
-changes=$tmp/src/kubemount_${pkgver}_$arch.changes
+took "the .debs"
+changes=$debs_dir/kubemount_${pkgver}_$arch.changes
 if lintian --fail-on error,warning "$changes" >"$tmp/lintian.log" 2>&1; then
         ok "lintian: no errors or warnings"
 else
