@@ -359,8 +359,9 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         if (q < 0 || !e->daemon) {
                 struct km_error rerr = {};
                 if (q >= 0)
-                        log_msg(KM_LOG_INFO, "mount: %s: the mount(8) of image %s finished; container %s ends as planned",
-                                s->target, e->image, name);
+                        log_msg(KM_LOG_INFO,
+                                "mount: %s: the mount(8) of image %s finished; container %s ends as planned", s->target,
+                                e->image, name);
                 if (km_vcs_remove(a, name, true, &rerr) < 0)
                         log_msg(KM_LOG_WARNING, "mount: %s: container %s stays (%s); kubemount gc removes it",
                                 s->target, name, rerr.message);

@@ -72,16 +72,21 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         if (c->detached)
                 (void)cgroup_remove(a->cgroup_root, c->cgroup);
         char code_s[16];
-        const char *pairs[] = { "KUBEMOUNT_CONTAINER", c->name, "KUBEMOUNT_EXIT_STATUS", code_s,
-                                "KUBEMOUNT_STOPPED", c->stopping && !c->timed_out ? "1" : "0", NULL };
+        const char *pairs[] = { "KUBEMOUNT_CONTAINER",
+                                c->name,
+                                "KUBEMOUNT_EXIT_STATUS",
+                                code_s,
+                                "KUBEMOUNT_STOPPED",
+                                c->stopping && !c->timed_out ? "1" : "0",
+                                NULL };
         snprintf(code_s, sizeof(code_s), "%d", code);
         if (c->stopping && !c->timed_out)
                 /* stop, rm -f, gc, or a routed mount whose mount(8) is done: status 137 is no failure */
                 log_event(KM_LOG_INFO, MESSAGE_ID_CONTAINER_EXIT, pairs,
                           "container %s: stopped by kubemount as asked (status %d)", c->name, code);
         else
-                log_event(KM_LOG_INFO, MESSAGE_ID_CONTAINER_EXIT, pairs, "container %s: exited with status %d",
-                          c->name, code);
+                log_event(KM_LOG_INFO, MESSAGE_ID_CONTAINER_EXIT, pairs, "container %s: exited with status %d", c->name,
+                          code);
         json_object_set_new(c->state, "status", json_string("exited"));
         json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
         json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
