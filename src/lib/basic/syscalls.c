@@ -33,6 +33,8 @@ static unsigned parse_compat(const char *s) {
                 { "close_range", FEATURE_CLOSE_RANGE },
                 { "clone3", FEATURE_CLONE3 },
                 { "execveat", FEATURE_EXECVEAT },
+                { "detached-layers", FEATURE_DETACHED_LAYERS },
+                { "fuse-clone-userns", FEATURE_FUSE_CLONE_USERNS },
         };
         unsigned mask = 0;
 
@@ -68,6 +70,11 @@ KM_EXPORT unsigned km_features_enabled(void) {
 bool feature_available(unsigned feature) {
         load_disabled();
         return !(disabled & feature);
+}
+
+void feature_refused(unsigned feature) {
+        load_disabled();
+        __atomic_or_fetch(&disabled, feature, __ATOMIC_RELAXED); /* the agent's threads may race: a bit is only set */
 }
 
 int sys_statmount(uint64_t mnt_id, uint64_t mask, struct sys_statmount **ret) {

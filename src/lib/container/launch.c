@@ -28,6 +28,9 @@
 
 /* Where the root filesystem is attached in the template, before pivot_root. */
 #define STAGE "/r"
+/* Where a kernel that takes only attached overlay layers gets them (overlay_fsmount_attached). */
+#define LOWER_AT "/l"
+#define LAYER_AT "/u"
 
 static int openat2_in_root(int root, const char *path, int flags) {
         return sys_openat2(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
@@ -296,13 +299,15 @@ static int pivot_into(int new_root, struct km_error *err) {
  * per bind mount of the spec (-EBADF for the others).
  */
 struct trees {
-        int root;
+        int root;                    /* -EBADF while the overlay below waits for PID 1 */
+        struct overlay_dirs overlay; /* an idmapped overlay the kernel takes only from attached layers */
         int *binds;
         size_t n;
 };
 
 static void trees_done(struct trees *t) {
         closep(&t->root);
+        overlay_dirs_done(&t->overlay);
         for (size_t i = 0; t->binds && i < t->n; i++)
                 closep(&t->binds[i]);
         free(t->binds);
@@ -321,6 +326,8 @@ static int setup_mounts(const struct container_spec *s, struct trees *t, struct 
 
         if (stage < 0)
                 return error_set(err, -errno, "template: %s", STAGE);
+        if (t->root < 0 && (t->root = overlay_fsmount_attached(&t->overlay, LOWER_AT, LAYER_AT, err)) < 0)
+                return t->root;
         r = sys_move_mount(t->root, "", stage, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         if (r < 0)
                 return error_set(err, r, "rootfs %s: attach", s->root_path);
@@ -442,13 +449,17 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         /* Only what we need: the agent's socket, lock and directories must not live on in us. */
         {
                 size_t n = 0;
-                int *keep = malloc(sizeof(int) * (p->trees->n + 9));
+                int *keep = malloc(sizeof(int) * (p->trees->n + 13));
 
                 if (!keep)
                         _exit(125);
                 keep[n++] = p->report;
                 keep[n++] = p->go;
                 keep[n++] = p->trees->root;
+                keep[n++] = p->trees->overlay.lower;
+                keep[n++] = p->trees->overlay.upper;
+                keep[n++] = p->trees->overlay.work;
+                keep[n++] = p->trees->overlay.layer;
                 keep[n++] = p->rq->log_dir_fd;
                 keep[n++] = p->rq->userns_fd;
                 for (int i = 0; i < 3; i++)
@@ -527,9 +538,60 @@ int launch_open_source(const struct spec_mount *m, const char *confine, struct k
         return fd < 0 ? error_set(err, fd, "bind source %s", m->source) : fd;
 }
 
-/* The root (the image's tree under a writable layer of its own, or the directory as it is) and the binds. */
+/*
+ * The image's tree under a writable layer of its own, as a detached
+ * overlay in t->root; or, where the kernel takes no detached idmapped layer
+ * (probed by the first refusal), its layers in t->overlay for PID 1 to
+ * attach in its own namespace (t->root stays -EBADF).
+ */
+static int clone_overlay_root(const struct launch_request *rq, struct trees *t, struct km_error *err) {
+        const struct container_spec *s = rq->spec;
+        _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
+        bool idmapped = false;
+        int r;
+
+        if (rq->state_dir_fd < 0)
+                return error_set_plain(err, -EINVAL,
+                                       "rootfs %s: a writable layer needs the container's state directory",
+                                       s->root_path);
+        r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
+        if (r < 0)
+                return r;
+        if (rq->userns_fd >= 0 && (r = overlay_dirs_idmap(&d, rq->userns_fd)) < 0)
+                log_msg(KM_LOG_WARNING,
+                        "rootfs %s: cannot idmap it for the user namespace (%s); the image's files show as owned by "
+                        "nobody",
+                        s->root_path, strerror(-r));
+        else
+                idmapped = rq->userns_fd >= 0;
+        if (!idmapped || feature_available(FEATURE_DETACHED_LAYERS)) {
+                t->root = overlay_fsmount(&d, err);
+                if (t->root == -EINVAL && idmapped) {
+                        log_msg(KM_LOG_DEBUG, "rootfs %s: %s; overlay layers are attached first from now on",
+                                s->root_path, err ? err->message : "refused");
+                        feature_refused(FEATURE_DETACHED_LAYERS);
+                }
+        }
+        if (idmapped && !feature_available(FEATURE_DETACHED_LAYERS)) {
+                if ((r = overlay_dirs_detach_layer(&d)) < 0)
+                        return error_set(err, r, "rootfs %s: clone its writable layer", s->root_path);
+                t->overlay = d;
+                d = (struct overlay_dirs)OVERLAY_DIRS_INIT;
+                t->root = -EBADF;
+                if (err)
+                        *err = (struct km_error){};
+                return 0;
+        }
+        if (t->root == -ENOSYS)
+                return error_set_plain(err, -ENOSYS, "rootfs %s: a writable layer needs the new mount API (Linux 5.2)",
+                                       s->root_path);
+        return t->root < 0 ? t->root : 0;
+}
+
+/* The root (see clone_overlay_root, or the directory as it is) and the binds. */
 static int clone_trees(const struct launch_request *rq, struct trees *t, struct km_error *err) {
         const struct container_spec *s = rq->spec;
+        int r;
 
         t->n = s->n_mounts;
         t->binds = malloc(sizeof(int) * (t->n ? t->n : 1));
@@ -538,30 +600,8 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
         for (size_t i = 0; i < t->n; i++)
                 t->binds[i] = -EBADF;
         if (s->root_overlay) {
-                _cleanup_(overlay_dirs_done) struct overlay_dirs d = OVERLAY_DIRS_INIT;
-                int r;
-
-                if (rq->state_dir_fd < 0)
-                        return error_set_plain(err, -EINVAL,
-                                               "rootfs %s: a writable layer needs the container's "
-                                               "state directory",
-                                               s->root_path);
-                r = overlay_dirs_open(s->root_path, rq->state_dir_fd, &d, err);
-                if (r >= 0 && rq->userns_fd >= 0 && (r = overlay_dirs_idmap(&d, rq->userns_fd)) < 0) {
-                        log_msg(KM_LOG_WARNING,
-                                "rootfs %s: cannot idmap it for the user namespace (%s); the image's files "
-                                "show as owned by nobody",
-                                s->root_path, strerror(-r));
-                        r = 0;
-                }
-                t->root = r < 0 ? r : overlay_fsmount(&d, err);
-                if (t->root == -ENOSYS)
-                        return error_set_plain(err, -ENOSYS,
-                                               "rootfs %s: a writable layer needs the new mount "
-                                               "API (Linux 5.2)",
-                                               s->root_path);
-                if (t->root < 0)
-                        return t->root;
+                if ((r = clone_overlay_root(rq, t, err)) < 0)
+                        return r;
         } else {
                 t->root = sys_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
                 if (t->root < 0)
@@ -599,7 +639,7 @@ static pid_t clone_pid1(int flags) {
 
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err) {
         const struct container_spec *s = rq->spec;
-        _cleanup_(trees_done) struct trees t = { .root = -EBADF };
+        _cleanup_(trees_done) struct trees t = { .root = -EBADF, .overlay = OVERLAY_DIRS_INIT };
         _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
         _cleanup_close_ int netns = -EBADF;
         struct km_error child_err = {};
@@ -691,8 +731,9 @@ static int make_small_root(struct km_error *err) {
         mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (mnt < 0)
                 return error_set(err, mnt, "template: tmpfs");
-        if (mkdirat(mnt, &STAGE[1], 0700) < 0)
-                return error_set(err, -errno, "template: mkdir %s", STAGE);
+        if (mkdirat(mnt, &STAGE[1], 0700) < 0 || mkdirat(mnt, &LOWER_AT[1], 0700) < 0 ||
+            mkdirat(mnt, &LAYER_AT[1], 0700) < 0)
+                return error_set(err, -errno, "template: mkdir %s, %s, %s", STAGE, LOWER_AT, LAYER_AT);
         r = sys_move_mount(mnt, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH);
         if (r < 0)
                 return error_set(err, r, "template: attach tmpfs");

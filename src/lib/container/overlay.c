@@ -15,6 +15,7 @@
 #endif
 
 void overlay_dirs_done(struct overlay_dirs *d) {
+        closep(&d->layer);
         closep(&d->lower);
         closep(&d->upper);
         closep(&d->work);
@@ -57,7 +58,6 @@ static const char *fd_path(int fd, char *buf, size_t size) {
 }
 
 int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_dirs *d, struct km_error *err) {
-        _cleanup_close_ int layer = -EBADF;
         char shown[4096], why[64];
         struct statfs sfs;
         struct stat st;
@@ -84,13 +84,13 @@ int overlay_dirs_open(const char *lower_path, int state_dir_fd, struct overlay_d
                 return error_set(err, r, "rootfs %s: remove the old writable layer %s/%s (%s)", lower_path,
                                  fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR, why);
         if (mkdirat(state_dir_fd, OVERLAY_LAYER_DIR, 0700) < 0 ||
-            (layer = openat(state_dir_fd, OVERLAY_LAYER_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-            mkdirat(layer, "upper", 0700) < 0 || mkdirat(layer, "work", 0700) < 0 ||
+            (d->layer = openat(state_dir_fd, OVERLAY_LAYER_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+            mkdirat(d->layer, "upper", 0700) < 0 || mkdirat(d->layer, "work", 0700) < 0 ||
             /* The upper root is the merged root: the image's mode and owner, not ours. */
-            fchownat(layer, "upper", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-            fchmodat(layer, "upper", st.st_mode & 07777, 0) < 0 ||
-            (d->upper = openat(layer, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-            (d->work = openat(layer, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+            fchownat(d->layer, "upper", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+            fchmodat(d->layer, "upper", st.st_mode & 07777, 0) < 0 ||
+            (d->upper = openat(d->layer, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+            (d->work = openat(d->layer, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
                 return error_set(err, -errno, "rootfs %s: writable layer %s/%s", lower_path,
                                  fd_path(state_dir_fd, shown, sizeof(shown)), OVERLAY_LAYER_DIR);
         return 0;
@@ -102,7 +102,8 @@ struct option_pair {
         char value[32];
 };
 
-static void option_pairs(const struct overlay_dirs *d, struct option_pair p[6]) {
+/* The directories as d's fds, or as the paths dirs names (lower, upper, work) where there is no /proc. */
+static void option_pairs(const struct overlay_dirs *d, const char *const *dirs, struct option_pair p[6]) {
         const struct option_pair fixed[] = {
                 { "lowerdir", "" }, { "upperdir", "" },    { "workdir", "" },
                 { "index", "off" }, { "metacopy", "off" }, { "redirect_dir", "nofollow" },
@@ -111,7 +112,10 @@ static void option_pairs(const struct overlay_dirs *d, struct option_pair p[6]) 
 
         memcpy(p, fixed, sizeof(fixed));
         for (int i = 0; i < 3; i++)
-                snprintf(p[i].value, sizeof(p[i].value), "/proc/self/fd/%d", fds[i]);
+                if (dirs)
+                        snprintf(p[i].value, sizeof(p[i].value), "%s", dirs[i]);
+                else
+                        snprintf(p[i].value, sizeof(p[i].value), "/proc/self/fd/%d", fds[i]);
 }
 
 char *overlay_options(const struct overlay_dirs *d) {
@@ -119,7 +123,7 @@ char *overlay_options(const struct overlay_dirs *d) {
         char buf[512];
         size_t n = 0;
 
-        option_pairs(d, p);
+        option_pairs(d, NULL, p);
         for (int i = 0; i < 6; i++)
                 n += snprintf(buf + n, sizeof(buf) - n, "%s%s=%s", i ? "," : "", p[i].key, p[i].value);
         return strdup(buf);
@@ -145,7 +149,7 @@ static int fs_error(int fsfd, int r, const struct overlay_dirs *d, struct km_err
                          fd_path(d->upper, upper, sizeof(upper)));
 }
 
-int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
+static int fsmount_with(const struct overlay_dirs *d, const char *const *dirs, struct km_error *err) {
         _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
         struct option_pair p[6];
         int r;
@@ -159,7 +163,7 @@ int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
                                        d->lower_path);
         if (fs < 0)
                 return error_set(err, fs, "rootfs %s: writable layer: fsopen overlay", d->lower_path);
-        option_pairs(d, p);
+        option_pairs(d, dirs, p);
         if ((r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "source", "overlay")) < 0)
                 return fs_error(fs, r, d, err);
         for (int i = 0; i < 6; i++)
@@ -169,6 +173,36 @@ int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
                 return fs_error(fs, r, d, err);
         r = sys_fsmount(fs, FSMOUNT_CLOEXEC, 0);
         return r < 0 ? fs_error(fs, r, d, err) : r;
+}
+
+int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err) {
+        return fsmount_with(d, NULL, err);
+}
+
+int overlay_dirs_detach_layer(struct overlay_dirs *d) {
+        /* Cloned here: a kernel that wants attached layers clones only mounts of the caller's namespace. */
+        int tree = sys_open_tree(d->layer, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+        if (tree < 0)
+                return tree;
+        closep(&d->layer);
+        d->layer = tree;
+        return 0;
+}
+
+int overlay_fsmount_attached(struct overlay_dirs *d, const char *lower_at, const char *layer_at, struct km_error *err) {
+        char upper[64], work[64];
+        int r;
+
+        r = sys_move_mount(d->lower, "", AT_FDCWD, lower_at, MOVE_MOUNT_F_EMPTY_PATH);
+        if (r < 0)
+                return error_set(err, r, "rootfs %s: attach its idmapped tree on %s", d->lower_path, lower_at);
+        r = sys_move_mount(d->layer, "", AT_FDCWD, layer_at, MOVE_MOUNT_F_EMPTY_PATH);
+        if (r < 0)
+                return error_set(err, r, "rootfs %s: attach its writable layer on %s", d->lower_path, layer_at);
+        snprintf(upper, sizeof(upper), "%s/upper", layer_at);
+        snprintf(work, sizeof(work), "%s/work", layer_at);
+        return fsmount_with(d, (const char *const[]){ lower_at, upper, work }, err);
 }
 
 int overlay_mount(const struct overlay_dirs *d, const char *target, struct km_error *err) {

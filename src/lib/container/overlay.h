@@ -26,10 +26,11 @@
 
 struct overlay_dirs {
         int lower, upper, work; /* O_PATH directory fds */
+        int layer;              /* O_PATH of upper's and work's parent, OVERLAY_LAYER_DIR */
         char *lower_path;       /* for messages */
 };
 #define OVERLAY_DIRS_INIT                                                                                              \
-        { .lower = -EBADF, .upper = -EBADF, .work = -EBADF }
+        { .lower = -EBADF, .upper = -EBADF, .work = -EBADF, .layer = -EBADF }
 void overlay_dirs_done(struct overlay_dirs *d);
 
 /*
@@ -59,6 +60,19 @@ int overlay_dirs_idmap(struct overlay_dirs *d, int userns_fd);
  * upperdir") is in the message.
  */
 int overlay_fsmount(const struct overlay_dirs *d, struct km_error *err);
+
+/*
+ * The same for a kernel that takes as layers only mounts of the caller's
+ * mount namespace (Debian 12's 6.1: "overlayfs: failed to clone lowerpath"
+ * for a detached idmapped tree).  First, where d was opened,
+ * overlay_dirs_detach_layer() makes d->layer a detached clone of the layer
+ * dir (upper and work must be on one mount).  Then, in a private namespace
+ * (the container's copy of the template), overlay_fsmount_attached()
+ * attaches d's idmapped lower tree on LOWER_AT and that clone on LAYER_AT
+ * and makes the overlay from those paths (that namespace has no /proc).
+ */
+int overlay_dirs_detach_layer(struct overlay_dirs *d);
+int overlay_fsmount_attached(struct overlay_dirs *d, const char *lower_at, const char *layer_at, struct km_error *err);
 
 /* The same with mount(2) on target (a path), for kernels without the new API. */
 int overlay_mount(const struct overlay_dirs *d, const char *target, struct km_error *err);
