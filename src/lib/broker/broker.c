@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 
 #include "broker.h"
+#include "fuse-probe.h"
 #include "libseccomp-dl.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -86,19 +87,30 @@ static int read_string(int mem, uint64_t addr, size_t limit, char **ret) {
         return limit == PATH_LIMIT ? -ENAMETOOLONG : -EINVAL;
 }
 
-/* The call's arguments, copied once: nothing the caller changes afterwards matters. */
-static int read_call(int listener, const struct broker_notif *n, struct broker_call *c, char *strings[4]) {
+/* The caller's memory, or -ENOENT when its call is gone (the pid may have been reused before the open). */
+static int open_caller_mem(int listener, const struct broker_notif *n) {
         char path[64];
-        _cleanup_close_ int mem = -EBADF;
-        int r;
+        int mem;
 
         snprintf(path, sizeof(path), "/proc/%d/mem", (int)n->pid);
         mem = open(path, O_RDONLY | O_CLOEXEC);
-        /* The pid may have been reused between the notification and the open. */
-        if (seccomp_notify_id_valid(listener, n->id) < 0)
-                return -ENOENT;
         if (mem < 0)
-                return -errno;
+                mem = -errno;
+        if (seccomp_notify_id_valid(listener, n->id) < 0) {
+                if (mem >= 0)
+                        close(mem);
+                return -ENOENT;
+        }
+        return mem;
+}
+
+/* The call's arguments, copied once: nothing the caller changes afterwards matters. */
+static int read_call(int listener, const struct broker_notif *n, struct broker_call *c, char *strings[4]) {
+        _cleanup_close_ int mem = open_caller_mem(listener, n);
+        int r;
+
+        if (mem < 0)
+                return mem;
         if (n->nr == SYS_mount) {
                 *c = (struct broker_call){ .op = BROKER_OP_MOUNT, .flags = (unsigned long)n->args[3] };
                 if ((r = read_string(mem, n->args[0], PATH_LIMIT, &strings[0])) < 0 ||
@@ -228,12 +240,10 @@ static int open_target(const struct broker_policy *p, const char *target, char *
  */
 static int do_fuse(int listener, const struct broker_notif *n, const struct broker_verdict *v,
                    const struct broker_call *c, const char *at) {
-        _cleanup_close_ int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC), pidfd = -EBADF, theirs = -EBADF;
+        _cleanup_close_ int fuse = -EBADF, pidfd = -EBADF, theirs = -EBADF;
         _cleanup_free_ char *data = NULL;
         uint32_t ours;
 
-        if (fuse < 0)
-                return -errno;
         pidfd = sys_pidfd_open(n->pid, 0);
         if (pidfd < 0)
                 return pidfd;
@@ -243,6 +253,15 @@ static int do_fuse(int listener, const struct broker_notif *n, const struct brok
         theirs = sys_pidfd_getfd(pidfd, v->fuse_fd);
         if (theirs < 0)
                 return theirs == -EBADF ? -EINVAL : theirs;
+        if (!fuse_clone_crosses_userns()) {
+                /* Its /dev/fuse is one serve_open() gave it, of the host's user namespace: mounted as it is. */
+                if (asprintf(&data, "fd=%d%s%s", theirs, v->data && *v->data ? "," : "", v->data ?: "") < 0)
+                        return -ENOMEM;
+                return mount(c->source ?: c->fstype, at, c->fstype, v->flags, data) < 0 ? -errno : 0;
+        }
+        fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        if (fuse < 0)
+                return -errno;
         if (asprintf(&data, "fd=%d%s%s", fuse, v->data && *v->data ? "," : "", v->data ?: "") < 0)
                 return -ENOMEM;
         if (mount(c->source ?: c->fstype, at, c->fstype, v->flags, data) < 0)
@@ -379,6 +398,70 @@ static int translate(const struct broker_view *view, char **path) {
         return 0;
 }
 
+bool broker_notif_is_open(const struct broker_notif *n) {
+#ifdef SYS_open
+        if (n->nr == SYS_open)
+                return true;
+#endif
+        return n->nr == SYS_openat;
+}
+
+int broker_continue(int listener, uint64_t id) {
+        struct seccomp_notif_resp resp = { .id = id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+        return ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 ? -errno : 0;
+}
+
+/* The kernel's answer to a trapped call: fd, installed in the caller, as its result. */
+static int respond_fd(int listener, uint64_t id, int fd, bool cloexec) {
+        struct seccomp_notif_addfd add = { .id = id,
+                                           .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                           .srcfd = (uint32_t)fd,
+                                           .newfd_flags = cloexec ? O_CLOEXEC : 0 };
+        struct seccomp_notif_resp resp = { .id = id };
+        int r = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+
+        if (r >= 0 || errno != EINVAL)
+                return r < 0 ? -errno : 0;
+        /* Before 5.14 (no ADDFD_FLAG_SEND): install it, then answer with its number. */
+        add.flags = 0;
+        if ((r = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add)) < 0)
+                return -errno;
+        resp.val = r;
+        return ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 ? -errno : 0;
+}
+
+/*
+ * A trapped open (seccomp-notify.h, trap_fuse_open): "/dev/fuse" gets a
+ * /dev/fuse of ours, opened in the host's user namespace, so that do_fuse
+ * can mount with the caller's own file where FUSE_DEV_IOC_CLONE does not
+ * cross user namespaces (fuse-probe.h); every process that shares the file
+ * then serves the mount, as with the clone.  Any other path goes on as the
+ * caller asked: the kernel runs the call with the caller's own rights, so
+ * what we read of the path cannot be raced into anything.
+ */
+static void serve_open(int listener, const struct broker_notif *n, struct broker_outcome *out) {
+        bool at = n->nr == SYS_openat;
+        _cleanup_close_ int mem = open_caller_mem(listener, n), fuse = -EBADF;
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        out->answered = true;
+        /* A longer path is no /dev/fuse (read_string fails): continued. */
+        if (mem < 0 || read_string(mem, at ? n->args[1] : n->args[0], sizeof("/dev/fuse"), &path) < 0 || !path ||
+            !streq(path, "/dev/fuse")) {
+                (void)broker_continue(listener, n->id);
+                return;
+        }
+        fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        r = fuse < 0 ? -errno : respond_fd(listener, n->id, fuse, (at ? n->args[2] : n->args[1]) & O_CLOEXEC);
+        if (r < 0) {
+                (void)broker_answer(listener, n->id, -r);
+                snprintf(out->line, sizeof(out->line), "open /dev/fuse from pid %d: the host's: %s", (int)n->pid,
+                         strerror(-r));
+        }
+}
+
 void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p,
                   const struct broker_view *view, struct broker_outcome *out) {
         char *strings[4] = {}, why[256] = "";
@@ -388,6 +471,10 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
         int r;
 
         *out = (struct broker_outcome){};
+        if (broker_notif_is_open(n)) {
+                serve_open(listener, n, out);
+                return;
+        }
         r = read_call(listener, n, &c, strings);
         if (r == -ENOENT) {
                 snprintf(out->line, sizeof(out->line), "a caller (pid %d) went away before its call was read",

@@ -8,10 +8,13 @@
  * read (seccomp_unotify(2)), decides (broker-policy.h), performs the verdict
  * in its own -- the host's -- mount namespace on paths resolved without
  * symlinks below the kubelet dir, and answers the caller (0 or an errno).
- * A FUSE mount is made with a /dev/fuse fd the broker opened, which it then
- * installs in the caller at the fd number the caller named
- * (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9): the kernel accepts only a fd
- * opened in the user namespace that owns the mount.
+ * A FUSE mount is made with a /dev/fuse fd the broker opened (the kernel
+ * accepts only a fd opened in the user namespace that owns the mount),
+ * whose connection the caller's own /dev/fuse file, at the fd= it named,
+ * then joins (FUSE_DEV_IOC_CLONE).  Where that clone does not cross user
+ * namespaces (Linux 6.1, fuse-probe.h), the filter traps the caller's open
+ * of /dev/fuse instead and hands it one of ours (SECCOMP_IOCTL_NOTIF_ADDFD),
+ * with which the mount is then made as it is.
  */
 #pragma once
 
@@ -32,12 +35,17 @@ int broker_recv(int listener, struct broker_notif *ret);
 
 /* Answers the caller: 0 or a positive errno (what the syscall returns). */
 int broker_answer(int listener, uint64_t id, int error);
+/* Lets the caller's call go on as it made it (a trapped open that is no business of ours). */
+int broker_continue(int listener, uint64_t id);
+/* Whether n is a trapped open (seccomp-notify.h), not a mount or umount. */
+bool broker_notif_is_open(const struct broker_notif *n);
 
 /* What broker_serve did, for the agent's table and the container's log. */
 struct broker_outcome {
         int error;         /* what the caller got: 0 or an errno */
         bool mounted;      /* target now has a mount it made */
         bool unmounted;    /* target's mount it made is gone */
+        bool answered;     /* a trapped open: broker_serve answered the caller itself */
         char target[4096]; /* the call's target, as the caller gave it (for mounted/unmounted) */
         char line[1024];   /* for the log: broker_describe(), or what failed */
 };
@@ -57,7 +65,8 @@ struct broker_view {
 };
 
 /*
- * Serves n (received on listener) with policy p, whose paths are the
+ * Serves n (received on listener) with policy p (a trapped open: answers
+ * it itself, out->answered; see seccomp-notify.h), whose paths are the
  * host's: the call's paths are translated through view's binds first.
  * Fills *out; the caller answers (broker_answer(out->error)) once it has
  * recorded the outcome, so that the container's next call (an umount of

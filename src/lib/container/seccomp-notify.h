@@ -12,7 +12,14 @@
 
 #include "seccomp-filter.h"
 
-int seccomp_broker_compile(struct seccomp_program *ret, struct km_error *err);
+/*
+ * trap_fuse_open: also traps open(2) and openat(2) with flags O_RDWR or
+ * O_RDWR|O_CLOEXEC (how libfuse and glusterfs open /dev/fuse), for a kernel
+ * that refuses FUSE_DEV_IOC_CLONE across user namespaces (fuse-probe.h):
+ * the broker hands such an open of /dev/fuse the host's, and lets the
+ * others go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+ */
+int seccomp_broker_compile(struct seccomp_program *ret, bool trap_fuse_open, struct km_error *err);
 
 /*
  * Installs p in the calling thread and returns the listener fd of its

@@ -11,6 +11,7 @@
 #include "sd-protocol.h"
 #include "agent-protocol.h"
 #include "broker.h"
+#include "fuse-probe.h"
 #include "launch.h"
 #include "syscalls.h"
 #include "seccomp-notify.h"
@@ -43,7 +44,8 @@ int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir
         *ret_userns = a->userns_fd;
         if (!s->broker)
                 return 0;
-        if (!a->broker_filter.prog.filter && (r = seccomp_broker_compile(&a->broker_filter, err)) < 0)
+        if (!a->broker_filter.prog.filter &&
+            (r = seccomp_broker_compile(&a->broker_filter, !fuse_clone_crosses_userns(), err)) < 0)
                 return r;
         if (!c->kubelet_dir && !(c->kubelet_dir = strdup(kubelet_dir ?: KUBELET_DIR_DEFAULT)))
                 return error_set(err, -ENOMEM, "container %s", c->name);
@@ -131,8 +133,8 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         if (!p.mounted)
                 p.mounted = none;
         broker_serve((int)json_integer_value(json_object_get(ctx, "fd")), &n, &p, &view, out);
-        answer = json_pack("{s:i, s:b, s:b, s:s, s:s}", "error", out->error, "mounted", out->mounted, "unmounted",
-                           out->unmounted, "target", out->target, "line", out->line);
+        answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s}", "error", out->error, "mounted", out->mounted, "unmounted",
+                           out->unmounted, "answered", out->answered, "target", out->target, "line", out->line);
         r = answer ? proto_send(sock, answer, NULL, 0) : -ENOMEM;
         json_decref(answer);
         free(out);
@@ -182,6 +184,13 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 broker_log(c, "a call was not served in time; the caller got ETIMEDOUT", NULL, NULL);
                 return 0;
         }
+        if (json_is_true(json_object_get(answer, "answered"))) {
+                /* A trapped open, answered by the worker: only a failure is worth a line. */
+                const char *line = json_string_value(json_object_get(answer, "line"));
+                if (line && *line)
+                        broker_log(c, line, NULL, NULL);
+                return 0;
+        }
         int error = (int)json_integer_value(json_object_get(answer, "error"));
         const char *id = json_is_true(json_object_get(answer, "mounted"))     ? MESSAGE_ID_MOUNT
                          : json_is_true(json_object_get(answer, "unmounted")) ? MESSAGE_ID_UMOUNT
@@ -222,6 +231,11 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
         if (r < 0) {
                 if (r != -ENOENT && r != -EINTR)
                         log_msg(KM_LOG_WARNING, "container %s: mount broker: receive: %s", l->ctr->name, strerror(-r));
+                return;
+        }
+        if (l->ctr->brokering >= BROKER_CONCURRENT_MAX && broker_notif_is_open(&n)) {
+                /* An open must not fail for it: it goes on as made (a /dev/fuse then is its own). */
+                (void)broker_continue(l->fd, n.id);
                 return;
         }
         if (l->ctr->brokering >= BROKER_CONCURRENT_MAX) {
