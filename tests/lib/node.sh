@@ -253,6 +253,9 @@ node_sandbox() {
         trap _km_sandbox_exit EXIT
         export KUBEMOUNT
         unset KUBEMOUNT_HOST_MOUNT_NS KUBEMOUNT_COMPAT KUBEMOUNT_KUBELET_DIR
+        # KM_KERNEL_COMPAT (a test run's, meson's -kernel61 variants): the fallbacks of an older
+        # kernel forced for every kubemount of the test, the agent's included.
+        [[ -z ${KM_KERNEL_COMPAT:-} ]] || export KUBEMOUNT_COMPAT=$KM_KERNEL_COMPAT
         # Cgroups kubemount makes for FUSE daemons go under a name of this run's,
         # removed at exit (cgroupfs is the machine's: a mount namespace does not hide it).
         export KUBEMOUNT_CGROUP_PARENT="kubemount-test-$KM_RUN_ID"
