@@ -33,7 +33,13 @@
  * thread that keeps swapping the target between DIR/swap and "/etc" (then
  * the bind source between DIR/bindsrc and "/etc") while mount is called
  * for 2 s: every mount must land on DIR/swap (and show DIR/bindsrc).
- * Last, the broker must still mount a tmpfs on DIR/final.
+ * Last, the broker must still mount a tmpfs on DIR/final.  First, opens:
+ * /dev/fuse O_RDWR (with and without O_CLOEXEC) gives the fuse device,
+ * /dev/null O_RDWR goes on as made, /dev/fusex, an unmapped pointer and a
+ * "/dev/fuse" running into an unmapped page fail, a path swapped between
+ * /dev/fuse and /dev/null for 2 s gives one of the two each time: where the
+ * broker traps these opens (6.1, KUBEMOUNT_COMPAT=fuse-clone-userns) and
+ * where it does not alike.
  *
  * In a privileged container (no broker) the target swaps, the symlink, the
  * ".." and umount2 of /proc/sys fail: the checks see a mount outside DIR.
@@ -42,6 +48,7 @@
 #define _GNU_SOURCE /* meson sets it */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,6 +61,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,6 +294,75 @@ static char *unterminated(const char *prefix, size_t n, bool short_run) {
 }
 
 #define KERNEL_ADDR ((char *)0xffff888000000000UL)
+
+/* ---- opens: trapped where FUSE_DEV_IOC_CLONE does not cross user namespaces (fuse-probe.h) ---- */
+
+static bool is_chr(int fd, unsigned maj, unsigned min) {
+        struct stat st;
+
+        return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == maj && minor(st.st_rdev) == min;
+}
+
+/* open(PATH, FLAGS): the device MAJ:MIN, or (MAJ 0) a failure; either when EITHER. */
+static void case_open(const char *name, const char *path, int flags, unsigned maj, unsigned min, bool either) {
+        long fd;
+        int e;
+
+        current = name;
+        alarm(CALL_TIMEOUT);
+        fd = syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+        e = errno;
+        alarm(0);
+        if (fd < 0)
+                verdict(maj == 0 || either, name, "%s", errname(e));
+        else
+                verdict(maj != 0 && is_chr((int)fd, maj, min), name, "opened %s",
+                        is_chr((int)fd, maj, min) ? "the device asked for" : "something else");
+        if (fd >= 0)
+                close((int)fd);
+}
+
+static char open_path[16] = "/dev/fuse";
+static volatile int open_stop;
+
+static void *open_swapper(void *arg) {
+        (void)arg;
+        while (!open_stop) {
+                memcpy(open_path, "/dev/null", 10);
+                memcpy(open_path, "/dev/fuse", 10);
+        }
+        return NULL;
+}
+
+static void open_cases(void) {
+        pthread_t t;
+        int n = 0, wrong = 0;
+        time_t end;
+
+        case_open("open /dev/fuse O_RDWR|O_CLOEXEC", "/dev/fuse", O_RDWR | O_CLOEXEC, 10, 229, false);
+        case_open("open /dev/fuse O_RDWR", "/dev/fuse", O_RDWR, 10, 229, false);
+        case_open("open /dev/null O_RDWR goes on as made", "/dev/null", O_RDWR, 1, 3, false);
+        case_open("open /dev/fusex O_RDWR fails", "/dev/fusex", O_RDWR, 0, 0, false);
+        case_open("open an unmapped page O_RDWR fails", gone_page(), O_RDWR, 0, 0, false);
+        case_open("open /dev/fuse running into an unmapped page fails", unterminated("/dev/fuse", 1, true), O_RDWR, 0,
+                  0, false);
+        case_open("open /dev/fuse in a PROT_NONE page", prot_none("/dev/fuse"), O_RDWR, 10, 229, true);
+        /* The path swapped while the broker reads it: each fd is one of the two, never anything else. */
+        current = "open of a path swapped between /dev/fuse and /dev/null";
+        if (pthread_create(&t, NULL, open_swapper, NULL) != 0)
+                setup_failed("pthread_create", errno);
+        for (end = time(NULL) + SWAP_SECONDS; time(NULL) < end; n++) {
+                int fd = (int)syscall(SYS_openat, AT_FDCWD, open_path, O_RDWR | O_CLOEXEC, 0);
+
+                if (fd < 0 || (!is_chr(fd, 10, 229) && !is_chr(fd, 1, 3)))
+                        wrong++;
+                if (fd >= 0)
+                        close(fd);
+        }
+        open_stop = 1;
+        pthread_join(t, NULL);
+        verdict(wrong == 0, current, "%d opens, %d gave neither device", n, wrong);
+}
 
 /* ---- mount cases ---- */
 
@@ -624,6 +701,7 @@ int main(int argc, char **argv) {
                 setup_failed("sigaction", errno);
         table_read(&base);
 
+        open_cases();
         pointer_cases();
         path_cases();
         kill_case();

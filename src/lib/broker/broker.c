@@ -440,15 +440,17 @@ static int respond_fd(int listener, uint64_t id, int fd, bool cloexec) {
  * caller asked: the kernel runs the call with the caller's own rights, so
  * what we read of the path cannot be raced into anything.
  */
-static void serve_open(int listener, const struct broker_notif *n, struct broker_outcome *out) {
+static void serve_open(int listener, const struct broker_notif *n, const struct broker_view *view,
+                       struct broker_outcome *out) {
         bool at = n->nr == SYS_openat;
         _cleanup_close_ int mem = open_caller_mem(listener, n), fuse = -EBADF;
         _cleanup_free_ char *path = NULL;
         int r;
 
         out->answered = true;
-        /* A longer path is no /dev/fuse (read_string fails): continued. */
-        if (mem < 0 || read_string(mem, at ? n->args[1] : n->args[0], sizeof("/dev/fuse"), &path) < 0 || !path ||
+        /* Not given /dev/fuse, or a longer path (read_string fails): it goes on as made. */
+        if (!view->fuse_device || mem < 0 ||
+            read_string(mem, at ? n->args[1] : n->args[0], sizeof("/dev/fuse"), &path) < 0 || !path ||
             !streq(path, "/dev/fuse")) {
                 (void)broker_continue(listener, n->id);
                 return;
@@ -472,7 +474,7 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
 
         *out = (struct broker_outcome){};
         if (broker_notif_is_open(n)) {
-                serve_open(listener, n, out);
+                serve_open(listener, n, view, out);
                 return;
         }
         r = read_call(listener, n, &c, strings);

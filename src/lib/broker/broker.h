@@ -62,6 +62,7 @@ struct broker_view {
         const dev_t *devices;            /* the block devices the container was given (st_rdev) */
         const char *const *device_paths; /* each one's host path (the name mountinfo shows), or NULL */
         size_t n_devices;
+        bool fuse_device; /* /dev/fuse is one of its devices: a trapped open of it gets the host's */
 };
 
 /*

@@ -96,6 +96,10 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         for (size_t i = 0; i < ELEMENTSOF(n.args); i++)
                 n.args[i] = hex_u64(json_array_get(args, i));
         /* A device of the spec's own is named on the host as in the container (runtimes create it by that path). */
+        for (size_t i = 0; i < c->spec->n_devices; i++)
+                if (c->spec->devices[i].type == 'c' && c->spec->devices[i].major == 10 &&
+                    c->spec->devices[i].minor == 229)
+                        view.fuse_device = true;
         for (size_t i = 0; i < c->spec->n_devices && view.n_devices < ELEMENTSOF(devices); i++)
                 if (c->spec->devices[i].type == 'b') {
                         device_paths[view.n_devices] = c->spec->devices[i].path;
