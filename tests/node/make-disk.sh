@@ -5,7 +5,7 @@
 #   (their maintainer scripts enable the units; nothing starts in a chroot) ->
 #   the VCS images, the runner, the scenarios and node-test.service copied in
 #   -> OUT_DIR/disk.img (ext4 made with mkfs.ext4 -d: nothing is mounted on
-#   this machine), OUT_DIR/results.img (zeros, the guest writes a tar to it),
+#   this machine), OUT_DIR/scenarios.list (bootN/NAME a line), OUT_DIR/results.img (zeros, the guest writes a tar to it),
 #   OUT_DIR/vmlinuz and OUT_DIR/initrd.img (qemu boots them directly).
 #
 #   tests/node/make-disk.sh ROOT_TAR DEBS_DIR IMAGES_DIR OUT_DIR
@@ -64,8 +64,14 @@ for d in "$images"/*/; do
 done
 install -m 0755 "$here/guest/run" "$node/run"
 install -m 0644 "$here/scenarios/lib.sh" "$node/lib.sh"
+# What went onto the disk is what the host expects results of (OUT_DIR/scenarios.list:
+# bootN/NAME), not what the tree holds by the time the VM is done.
+: >"$out/scenarios.list"
 for d in "$here"/scenarios/boot*/; do
         cp -a "${d%/}" "$node/scenarios/"
+        for f in "$d"*; do
+                [[ -f $f && -x $f ]] && echo "$(basename "$d")/$(basename "$f")" >>"$out/scenarios.list"
+        done
 done
 install -m 0644 "$here/guest/node-test.service" "$root/etc/systemd/system/node-test.service"
 ln -s /etc/systemd/system/node-test.service "$root/etc/systemd/system/multi-user.target.wants/node-test.service"

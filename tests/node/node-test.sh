@@ -28,8 +28,14 @@ here=$src/tests/node
 if [[ ${KM_NODE_IN_NS:-} != 1 ]]; then
         ((EUID == 0)) || bail_out "the node test needs root (mmdebstrap, a chroot, mkfs.ext4 -d)"
         need_tools git meson ninja dpkg-buildpackage dh dpkg-deb dpkg-parsechangelog mmdebstrap \
-                unshare chroot mount umount findmnt tar xz sha256sum mkfs.ext4 truncate \
+                unshare chroot mount umount findmnt tar xz sha256sum mkfs.ext4 truncate flock \
                 qemu-system-x86_64
+        # One run at a time per build dir (BUILD/node-last, BUILD/debs): a second waits.
+        exec 9>"$build/node-test.lock"
+        if ! flock -n 9; then
+                diag "another node test runs in $build: waiting for it"
+                flock -w 2400 9 || bail_out "another node test in $build held its lock for 40 minutes"
+        fi
         # --kill-child: killed (meson's timeout), the namespace's PID 1 dies
         # and takes qemu and every mount of the test with it.
         KM_NODE_IN_NS=1 exec unshare --mount --pid --fork --mount-proc --propagation slave --kill-child \
@@ -43,6 +49,7 @@ KM_SCRATCH=$last/scratch
 mkdir -p "$KM_SCRATCH"
 vm_timeout=${KUBEMOUNT_NODE_TIMEOUT:-1800}
 qemu_pid=""
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
         [[ -n $qemu_pid ]] && kill -KILL "$qemu_pid" 2>/dev/null
         [[ ${KUBEMOUNT_NODE_KEEP_DISK:-} == 1 ]] || rm -f "$last/disk.img"
@@ -209,23 +216,22 @@ scenario() {
         failed=1
 }
 scenario boot1 setup
-for boot in boot1 boot2; do
-        for f in "$here/scenarios/$boot"/*; do
-                [[ -f $f && -x $f ]] && scenario "$boot" "$(basename "$f")"
-        done
-done
+while IFS=/ read -r boot name; do
+        scenario "$boot" "$name"
+done <"$last/scenarios.list"
 took "results"
 
 if ((failed || KM_TAP_FAILED)); then
         diag "BUILD/node-last: $last (serial.log, results/)" "the end of the serial log:"
         diag "$(tail -n 60 "$last/serial.log" | tr -d '\r')"
+        # Indented: the logs hold TAP lines that must not read as ours.
         {
                 echo "== the end of $last/serial.log"
-                tail -n 60 "$last/serial.log" | tr -d '\r'
+                tail -n 60 "$last/serial.log" | tr -d '\r' | sed 's/^/    /'
                 for log in "$last"/results/boot*/*.log; do
                         [[ -s $log ]] || continue
                         echo "== $log"
-                        tail -n 30 "$log"
+                        tail -n 30 "$log" | sed 's/^/    /'
                 done
         } >&2
 fi
