@@ -14,6 +14,8 @@
 # becomes /opt/node-test/images/NAME.  Must run in a mount and pid namespace of
 # its own: the chroot's /proc, /sys and /dev mounts, and anything a maintainer
 # script might start, end with it.  Progress and errors on stderr.
+# KUBEMOUNT_NODE_BENCH (kubemount-bench) and KUBEMOUNT_NODE_BENCH_ROOTFS (the test
+# root filesystem of tests/lib/rootfs.sh) become /opt/node-test/bench/.
 set -euo pipefail
 
 usage="usage: make-disk.sh ROOT_TAR DEBS_DIR IMAGES_DIR OUT_DIR"
@@ -62,6 +64,12 @@ mkdir -p "$node/images" "$node/scenarios"
 for d in "$images"/*/; do
         [[ -f $d/index.json ]] && cp -a "${d%/}" "$node/images/"
 done
+# The benchmark driver and the test root filesystem it runs (scenario y-bench), when given.
+if [[ -n ${KUBEMOUNT_NODE_BENCH:-} ]]; then
+        mkdir -p "$node/bench"
+        install -m 0755 "$KUBEMOUNT_NODE_BENCH" "$node/bench/kubemount-bench"
+        cp -a "${KUBEMOUNT_NODE_BENCH_ROOTFS:?KUBEMOUNT_NODE_BENCH_ROOTFS: the bench's rootfs}" "$node/bench/rootfs"
+fi
 install -m 0755 "$here/guest/run" "$node/run"
 install -m 0644 "$here/scenarios/lib.sh" "$node/lib.sh"
 # What went onto the disk is what the host expects results of (OUT_DIR/scenarios.list:

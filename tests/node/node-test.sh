@@ -125,6 +125,15 @@ else
 fi
 took "root"
 
+# The benchmarks run in the VM too (scenario y-bench): their driver and test root filesystem.
+bench=$build/tests/bench/kubemount-bench
+[[ -x $bench ]] || not_ok "the benchmark driver $bench (ninja -C $build)"
+if bench_rootfs=$(bash "$src/tests/lib/rootfs.sh" "$build/test-rootfs" 2>"$KM_SCRATCH/rootfs.log"); then
+        ok "the benchmarks' test root filesystem $bench_rootfs"
+else
+        fail_step "the benchmarks' test root filesystem (tests/lib/rootfs.sh)" "$KM_SCRATCH/rootfs.log"
+fi
+export KUBEMOUNT_NODE_BENCH=$bench KUBEMOUNT_NODE_BENCH_ROOTFS=$bench_rootfs
 if "$here/make-disk.sh" "$root_tar" "$build/debs" "$build/images" "$last" >"$KM_SCRATCH/disk.log" 2>&1; then
         ok "the VM disk: the .debs installed, the scenarios and node-test.service in"
 else
