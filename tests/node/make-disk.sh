@@ -68,7 +68,7 @@ done
 if [[ -n ${KUBEMOUNT_NODE_BENCH:-} ]]; then
         mkdir -p "$node/bench"
         install -m 0755 "$KUBEMOUNT_NODE_BENCH" "$node/bench/kubemount-bench"
-        cp -a "${KUBEMOUNT_NODE_BENCH_ROOTFS:?KUBEMOUNT_NODE_BENCH_ROOTFS: the bench's rootfs}" "$node/bench/rootfs"
+        cp -a "${KUBEMOUNT_NODE_BENCH_ROOTFS:?KUBEMOUNT_NODE_BENCH_ROOTFS names no root filesystem}" "$node/bench/rootfs"
 fi
 install -m 0755 "$here/guest/run" "$node/run"
 install -m 0644 "$here/scenarios/lib.sh" "$node/lib.sh"
