@@ -138,6 +138,42 @@ unlike() {
 }
 
 # run CMD...: runs CMD with output captured into RC, OUT and ERR.
+# took WHAT: how long since the previous step (or since this file was sourced), as a diagnostic.
+KM_STEP_START=$SECONDS
+took() {
+        diag "$1: $((SECONDS - KM_STEP_START))s"
+        KM_STEP_START=$SECONDS
+}
+# fail_with DESC LOG: a failed step with the end of its log; nothing after it can run.
+fail_with() {
+        not_ok "$1"
+        diag "$(tail -n 40 "$2")"
+        tail -n 40 "$2" >&2 # meson shows a failed test's stderr
+        done_testing
+}
+# tap_embed PREFIX CMD...: CMD's TAP stream as tests of ours (renumbered, PREFIX before each
+# description, its plan dropped, its diagnostics kept); fails when CMD had a failure (a TODO
+# one excepted), bailed out or ran no test.
+tap_embed() {
+        local prefix=$1 line n=0 bad=0 re='^(not )?ok( [0-9]+)?( -)? ?(.*)$'
+        shift
+        while IFS= read -r line; do
+                if [[ $line =~ $re ]]; then
+                        n=$((n + 1))
+                        if [[ -n ${BASH_REMATCH[1]} ]]; then
+                                not_ok "$prefix${BASH_REMATCH[4]}"
+                                [[ ${BASH_REMATCH[4]} == *"# TODO"* ]] || bad=1 # an expected failure
+                        else ok "$prefix${BASH_REMATCH[4]}"; fi
+                elif [[ $line == "Bail out!"* ]]; then
+                        not_ok "$prefix${line#Bail out! }"
+                        bad=1
+                elif [[ $line == "#"* ]]; then
+                        printf '%s\n' "$line"
+                fi
+        done < <("$@")
+        ((!bad && n > 0))
+}
+
 run() {
         "$@" >"$KM_SCRATCH/run.out" 2>"$KM_SCRATCH/run.err"
         RC=$?

@@ -57,42 +57,7 @@ cleanup() {
         rm -rf "$KM_SCRATCH"
 }
 trap cleanup EXIT
-step_start=$SECONDS
-took() { # WHAT: how long since the previous step, as a diagnostic
-        diag "$1: $((SECONDS - step_start))s"
-        step_start=$SECONDS
-}
 failed=0
-# fail_step DESC LOG: a failed step with the end of its log; nothing after it can run.
-fail_step() {
-        not_ok "$1"
-        diag "$(tail -n 40 "$2")"
-        tail -n 40 "$2" >&2 # meson shows a failed test's stderr
-        done_testing
-}
-
-# tap_embed PREFIX CMD...: CMD's TAP stream as tests of ours (renumbered,
-# PREFIX before each description, its plan dropped, its diagnostics kept);
-# fails when CMD had a failure, bailed out or ran no test.
-tap_embed() {
-        local prefix=$1 line n=0 bad=0 re='^(not )?ok( [0-9]+)?( -)? ?(.*)$'
-        shift
-        while IFS= read -r line; do
-                if [[ $line =~ $re ]]; then
-                        n=$((n + 1))
-                        if [[ -n ${BASH_REMATCH[1]} ]]; then
-                                not_ok "$prefix${BASH_REMATCH[4]}"
-                                [[ ${BASH_REMATCH[4]} == *"# TODO"* ]] || bad=1 # an expected failure
-                        else ok "$prefix${BASH_REMATCH[4]}"; fi
-                elif [[ $line == "Bail out!"* ]]; then
-                        not_ok "$prefix${line#Bail out! }"
-                        bad=1
-                elif [[ $line == "#"* ]]; then
-                        printf '%s\n' "$line"
-                fi
-        done < <("$@")
-        ((!bad && n > 0))
-}
 
 # ---- the .debs, the images, the root, the disk ----------------------------------------------
 tap_embed "debs: " bash "$src/tests/package/build-debs.sh" "$src" "$build" "$build/debs" || done_testing
@@ -111,7 +76,7 @@ if ((${#missing[@]})); then
                 >"$KM_SCRATCH/images.log" 2>&1; then
                 ok "the VCS images ${images[*]} (built: ${missing[*]})"
         else
-                fail_step "scripts/build-images ${missing[*]}" "$KM_SCRATCH/images.log"
+                fail_with "scripts/build-images ${missing[*]}" "$KM_SCRATCH/images.log"
         fi
 else
         ok "the VCS images ${images[*]} (in $build/images)"
@@ -121,7 +86,7 @@ took "images"
 if root_tar=$("$here/make-root.sh" "$build/node-cache" "${debs[@]}" 2>"$KM_SCRATCH/root.log"); then
         ok "the VM root: $root_tar"
 else
-        fail_step "the VM root (tests/node/make-root.sh: mmdebstrap)" "$KM_SCRATCH/root.log"
+        fail_with "the VM root (tests/node/make-root.sh: mmdebstrap)" "$KM_SCRATCH/root.log"
 fi
 took "root"
 
@@ -131,13 +96,13 @@ bench=$build/tests/bench/kubemount-bench
 if bench_rootfs=$(bash "$src/tests/lib/rootfs.sh" "$build/test-rootfs" 2>"$KM_SCRATCH/rootfs.log"); then
         ok "the benchmarks' test root filesystem $bench_rootfs"
 else
-        fail_step "the benchmarks' test root filesystem (tests/lib/rootfs.sh)" "$KM_SCRATCH/rootfs.log"
+        fail_with "the benchmarks' test root filesystem (tests/lib/rootfs.sh)" "$KM_SCRATCH/rootfs.log"
 fi
 export KUBEMOUNT_NODE_BENCH=$bench KUBEMOUNT_NODE_BENCH_ROOTFS=$bench_rootfs
 if "$here/make-disk.sh" "$root_tar" "$build/debs" "$build/images" "$last" >"$KM_SCRATCH/disk.log" 2>&1; then
         ok "the VM disk: the .debs installed, the scenarios and node-test.service in"
 else
-        fail_step "the VM disk (tests/node/make-disk.sh)" "$KM_SCRATCH/disk.log"
+        fail_with "the VM disk (tests/node/make-disk.sh)" "$KM_SCRATCH/disk.log"
 fi
 took "disk"
 

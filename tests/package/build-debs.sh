@@ -48,18 +48,6 @@ fi
 
 tmp=$(mktemp -d /tmp/kubemount-debs.XXXXXX) || bail_out "mktemp failed"
 trap 'rm -rf --one-file-system "$tmp"' EXIT
-step_start=$SECONDS
-took() {
-        diag "$1: $((SECONDS - step_start))s"
-        step_start=$SECONDS
-}
-# fail_with DESC LOG: a failed step with the end of its log, then stop.
-fail_with() {
-        not_ok "$1"
-        diag "$(tail -n 40 "$2")"
-        tail -n 40 "$2" >&2 # meson shows a failed test's stderr
-        done_testing
-}
 
 # ---- the release tarball -------------------------------------------------------------------
 version=$(meson introspect --projectinfo "$build" | sed -n 's/.*"version": *"\([^"]*\)".*/\1/p')

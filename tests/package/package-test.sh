@@ -45,43 +45,10 @@ cleanup() {
         rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
-step_start=$SECONDS
-# took WHAT: how long since the previous step, as a diagnostic.
-took() {
-        diag "$1: $((SECONDS - step_start))s"
-        step_start=$SECONDS
-}
-# fail_with DESC LOG: a failed step with the end of its log, then stop.
-fail_with() {
-        not_ok "$1"
-        diag "$(tail -n 40 "$2")"
-        tail -n 40 "$2" >&2 # meson shows a failed test's stderr
-        done_testing
-}
 
 # ---- the release tarball and the packages (shared with tests/node) ----------------------------
-# tap_embed CMD...: CMD's TAP stream as tests of ours (renumbered, its plan dropped, its
-# diagnostics kept); fails when CMD had a failure, bailed out or ran no test.
-tap_embed() {
-        local line n=0 bad=0 re='^(not )?ok( [0-9]+)?( -)? ?(.*)$'
-        while IFS= read -r line; do
-                if [[ $line =~ $re ]]; then
-                        n=$((n + 1))
-                        if [[ -n ${BASH_REMATCH[1]} ]]; then
-                                not_ok "${BASH_REMATCH[4]}"
-                                bad=1
-                        else ok "${BASH_REMATCH[4]}"; fi
-                elif [[ $line == "Bail out!"* ]]; then
-                        not_ok "${line#Bail out! }"
-                        bad=1
-                elif [[ $line == "#"* ]]; then
-                        printf '%s\n' "$line"
-                fi
-        done < <("$@")
-        ((!bad && n > 0))
-}
 debs_dir=$build/debs
-tap_embed bash "$(dirname "${BASH_SOURCE[0]}")/build-debs.sh" "$src" "$build" "$debs_dir" || done_testing
+tap_embed "" bash "$(dirname "${BASH_SOURCE[0]}")/build-debs.sh" "$src" "$build" "$debs_dir" || done_testing
 arch=$(dpkg --print-architecture)
 pkgver=$(dpkg-deb -f "$(echo "$debs_dir"/kubemount_*_"$arch".deb)" Version)
 debs=()
