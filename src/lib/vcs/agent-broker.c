@@ -272,6 +272,8 @@ void agent_broker_adopt(struct agent *a, struct ctr *c) {
 
         if (!c->spec || !c->spec->broker || !dir || !(c->kubelet_dir = strdup(dir)))
                 return;
+        /* Asked here, in the agent: the workers that serve its calls then inherit the answer. */
+        (void)fuse_clone_crosses_userns();
         json_array_foreach(json_object_get(c->state, "brokered"), i, v) if (json_is_string(v))(void)
                 strv_append(&c->brokered, &c->n_brokered, json_string_value(v));
         fd = sys_pidfd_getfd(c->pidfd, LAUNCH_BROKER_FD);
