@@ -15,7 +15,9 @@
 # its own: the chroot's /proc, /sys and /dev mounts, and anything a maintainer
 # script might start, end with it.  Progress and errors on stderr.
 # KUBEMOUNT_NODE_BENCH (kubemount-bench) and KUBEMOUNT_NODE_BENCH_ROOTFS (the test
-# root filesystem of tests/lib/rootfs.sh) become /opt/node-test/bench/.
+# root filesystem of tests/lib/rootfs.sh) become /opt/node-test/bench/,
+# KUBEMOUNT_NODE_DAEMONSET (node-test.sh's DaemonSet directory) /opt/node-test/daemonset/.
+# KUBEMOUNT_NODE_ONLY (an ERE over bootN/NAME) keeps only the scenarios it matches.
 set -euo pipefail
 
 usage="usage: make-disk.sh ROOT_TAR DEBS_DIR IMAGES_DIR OUT_DIR"
@@ -70,6 +72,10 @@ if [[ -n ${KUBEMOUNT_NODE_BENCH:-} ]]; then
         install -m 0755 "$KUBEMOUNT_NODE_BENCH" "$node/bench/kubemount-bench"
         cp -a "${KUBEMOUNT_NODE_BENCH_ROOTFS:?KUBEMOUNT_NODE_BENCH_ROOTFS names no root filesystem}" "$node/bench/rootfs"
 fi
+# The DaemonSet's tree, Containerfile and docker commands (scenario g-daemonset), when given.
+if [[ -n ${KUBEMOUNT_NODE_DAEMONSET:-} ]]; then
+        cp -a "$KUBEMOUNT_NODE_DAEMONSET" "$node/daemonset"
+fi
 install -m 0755 "$here/guest/run" "$node/run"
 install -m 0644 "$here/scenarios/lib.sh" "$node/lib.sh"
 # What went onto the disk is what the host expects results of (OUT_DIR/scenarios.list:
@@ -78,7 +84,14 @@ install -m 0644 "$here/scenarios/lib.sh" "$node/lib.sh"
 for d in "$here"/scenarios/boot*/; do
         cp -a "${d%/}" "$node/scenarios/"
         for f in "$d"*; do
-                [[ -f $f && -x $f ]] && echo "$(basename "$d")/$(basename "$f")" >>"$out/scenarios.list"
+                [[ -f $f && -x $f ]] || continue
+                name=$(basename "$d")/$(basename "$f")
+                # KUBEMOUNT_NODE_ONLY (an ERE): only the scenarios it matches, for a quicker run.
+                if [[ -n ${KUBEMOUNT_NODE_ONLY:-} && ! $name =~ $KUBEMOUNT_NODE_ONLY ]]; then
+                        rm -f "$node/scenarios/$name"
+                        continue
+                fi
+                echo "$name" >>"$out/scenarios.list"
         done
 done
 install -m 0644 "$here/guest/node-test.service" "$root/etc/systemd/system/node-test.service"

@@ -29,7 +29,8 @@ if [[ ${KM_NODE_IN_NS:-} != 1 ]]; then
         ((EUID == 0)) || bail_out "the node test needs root (mmdebstrap, a chroot, mkfs.ext4 -d)"
         need_tools git meson ninja dpkg-buildpackage dh dpkg-deb dpkg-parsechangelog mmdebstrap \
                 unshare chroot mount umount findmnt tar xz sha256sum mkfs.ext4 truncate flock \
-                qemu-system-x86_64
+                qemu-system-x86_64 patchelf python3
+        python3 -c 'import yaml' 2>/dev/null || bail_out "python3's yaml module is missing (scripts/deps installs python3-yaml)"
         # One run at a time per build dir (BUILD/node-last, BUILD/debs): a second waits.
         exec 9>"$build/node-test.lock"
         if ! flock -n 9; then
@@ -99,6 +100,40 @@ else
         fail_with "the benchmarks' test root filesystem (tests/lib/rootfs.sh)" "$KM_SCRATCH/rootfs.log"
 fi
 export KUBEMOUNT_NODE_BENCH=$bench KUBEMOUNT_NODE_BENCH_ROOTFS=$bench_rootfs
+
+# The DaemonSet's image (scenario g-daemonset): deploy/Containerfile's tree of HEAD, built
+# here by its build stage's script (cached in BUILD/node-cache: compiling under TCG would take
+# longer than the rest of the tier), and deploy/daemonset.yaml translated to docker commands.
+ds=$KM_SCRATCH/daemonset
+mkdir -p "$ds/context"
+head=$(git -C "$src" rev-parse HEAD) || bail_out "git rev-parse HEAD failed in $src"
+tree_tar=$build/node-cache/tree-$head.tar
+if [[ ! -f $tree_tar ]]; then
+        mkdir -p "$KM_SCRATCH/tree-src" "$build/node-cache"
+        if git -C "$src" archive HEAD | tar -x -C "$KM_SCRATCH/tree-src" &&
+                sh "$src/deploy/build-tree.sh" "$KM_SCRATCH/tree-src" "$KM_SCRATCH/tree/stage" >"$KM_SCRATCH/tree.log" 2>&1 &&
+                find "$KM_SCRATCH/tree/stage" -mindepth 1 -maxdepth 1 ! -name opt -exec rm -rf {} + &&
+                tar -cf "$tree_tar.tmp" -C "$KM_SCRATCH/tree" stage 2>>"$KM_SCRATCH/tree.log"; then
+                rm -f "$build"/node-cache/tree-*.tar
+                mv "$tree_tar.tmp" "$tree_tar"
+                ok "the DaemonSet image's tree of HEAD ${head:0:12} (deploy/build-tree.sh)"
+        else
+                fail_with "the DaemonSet image's tree (deploy/build-tree.sh)" "$KM_SCRATCH/tree.log"
+        fi
+else
+        ok "the DaemonSet image's tree of HEAD ${head:0:12} (cached in $tree_tar)"
+fi
+cp "$tree_tar" "$ds/tree.tar" 2>/dev/null
+git -C "$src" show HEAD:deploy/Containerfile >"$ds/context/Containerfile"
+if git -C "$src" show HEAD:deploy/daemonset.yaml >"$KM_SCRATCH/daemonset.yaml" &&
+        git -C "$src" show HEAD:deploy/configmap.yaml >"$KM_SCRATCH/configmap.yaml" &&
+        python3 "$here/daemonset-docker.py" "$KM_SCRATCH/daemonset.yaml" "$KM_SCRATCH/configmap.yaml" \
+                kubemount:node "$ds" /opt/node-test/daemonset 2>"$KM_SCRATCH/translate.log"; then
+        ok "deploy/daemonset.yaml translated to docker commands (tests/node/daemonset-docker.py)"
+else
+        fail_with "deploy/daemonset.yaml translated to docker commands" "$KM_SCRATCH/translate.log"
+fi
+export KUBEMOUNT_NODE_DAEMONSET=$ds
 if "$here/make-disk.sh" "$root_tar" "$build/debs" "$build/images" "$last" >"$KM_SCRATCH/disk.log" 2>&1; then
         ok "the VM disk: the .debs installed, the scenarios and node-test.service in"
 else
