@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -213,6 +214,13 @@ static int for_each_hierarchy(int root_fd, int (*fn)(int root_fd, const char *hi
         }
         closedir(d);
         return r != 0 ? r : seen > 0 ? 0 : -ENOENT;
+}
+
+void cgroup_join_init_ns(void) {
+        _cleanup_close_ int ns = open("/proc/1/ns/cgroup", O_RDONLY | O_CLOEXEC);
+
+        if (ns >= 0)
+                (void)setns(ns, CLONE_NEWCGROUP);
 }
 
 int cgroup_root_open(struct km_error *err) {

@@ -16,6 +16,13 @@
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
+/*
+ * Joins the cgroup namespace of PID 1 (the host's, in a hostPID pod or a
+ * --pid=host container), best effort: from a container's own cgroup namespace
+ * the kernel refuses to move a process to a group outside it, such as
+ * kubemount's, and /proc/self/cgroup hides where we are.
+ */
+void cgroup_join_init_ns(void);
 /* An O_DIRECTORY fd of /sys/fs/cgroup. */
 int cgroup_root_open(struct km_error *err);
 /*

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -33,13 +32,9 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
                 return error_set(err, -errno, "%s: fork", name);
         }
         if (pid == 0) {
-                /* The host's cgroup namespace, so that its hierarchy roots are reachable. */
-                int ns = open("/proc/1/ns/cgroup", O_RDONLY | O_CLOEXEC);
-                if (ns >= 0) {
-                        (void)setns(ns, CLONE_NEWCGROUP);
-                        close(ns);
-                }
                 char group[32];
+
+                cgroup_join_init_ns();
                 snprintf(group, sizeof(group), "mount-%d", (int)getpid());
                 /* Without its own cgroups the mount still works; only the survival is lost: say so. */
                 _cleanup_close_ int root = cgroup_root_open(&a.err);

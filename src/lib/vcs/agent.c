@@ -451,6 +451,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
                 return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+        /* A hostPID pod's own cgroup namespace would keep the containers in the pod's group (and kill them with it). */
+        cgroup_join_init_ns();
         a.cgroup_root = cgroup_root_open(&cerr);
         r = a.cgroup_root >= 0 ? cgroup_delegate(a.cgroup_root, a.state_fd, &cerr) : 0;
         /*
