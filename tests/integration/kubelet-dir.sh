@@ -62,6 +62,18 @@ for who in host kubelet; do
         refused "[$who] umount -l of a volume" $km umount -l "$V/vol"
 done
 check "... still mounted" is_mounted host "$V/vol/inner"
+# Nothing to unmount is no confinement matter: mount-utils' safe-not-mounted probe (umount of a fresh
+# directory of $TMPDIR, looking for "not mounted") must get umount(8)'s answer, or the kubelet's
+# Unmount of an unmounted volume fails for ever.
+PROBE=$OUTSIDE/kubelet-detect-safe-umount123
+mkdir -p "$PROBE"
+for who in host kubelet; do
+        km=km_unnamed
+        [[ $who == kubelet ]] && km=km_kubelet_unnamed
+        run $km umount "$PROBE"
+        is "$RC" 32 "[$who] umount of a directory outside, where nothing is mounted: exit 32"
+        like "$ERR" "umount: $PROBE: not mounted\.\$" "[$who] ... umount(8)'s 'not mounted.'"
+done
 
 # ---- named: works, and confines ------------------------------------------
 check "--kubelet-dir named: umount -R of the volume" "$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR" umount -R "$V/vol"

@@ -37,6 +37,14 @@ static int open_target(const char *target, const char *confine, struct resolved 
         return error_set(err, fd, "umount: %s", target);
 }
 
+/* Whether fd (a path's O_PATH fd) is the root of a mount: its mount is not its parent's (parent_fd). */
+static bool is_mount_root(int fd, int parent_fd) {
+        unsigned id, parent;
+
+        /* Unknown counts as mounted: the confinement's refusal follows. */
+        return parent_fd < 0 || fd_mount_id(fd, &id) < 0 || fd_mount_id(parent_fd, &parent) < 0 || id != parent;
+}
+
 /* km_umount() in the calling thread's namespace. */
 static int umount_here(const char *target, const char *confine, unsigned flags, int timeout_ms, int *excode,
                        struct km_error *err) {
@@ -59,8 +67,14 @@ static int umount_here(const char *target, const char *confine, unsigned flags, 
         fd = open_target(target, confine, &where, err);
         if (fd < 0)
                 return fd;
-        /* A default kubelet dir nobody named: a target outside it would not be confined (fail closed). */
+        /*
+         * A default kubelet dir nobody named: a target outside it would not be confined (fail closed) -- unless
+         * nothing is mounted there, which umount(8)'s answer says (mount-utils' safe-not-mounted probe runs
+         * umount on a fresh directory of $TMPDIR and looks for "not mounted").
+         */
         if ((flags & KM_UMOUNT_CONFINE_REQUIRED) && !where.inside) {
+                if (!is_mount_root(fd, where.parent_fd))
+                        return error_set_plain(err, -EINVAL, "umount: %s: not mounted.", target);
                 *excode = MNT_EX_USAGE;
                 return error_set_plain(err, -EPERM,
                                        "umount: %s: outside the kubelet dir %s, the default, so not confined; "
