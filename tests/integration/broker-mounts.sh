@@ -247,7 +247,21 @@ like "$OUT" "mount broker: mount -t xfs [^$NL]* on $VOLS/notgiven[^$NL]*: refuse
 diag "logs notgiven: ${OUT//$NL/ | }"
 check_fails "[notgiven] nothing is mounted in the host" is_mounted host "$VOLS/notgiven"
 check "[notgiven] rm" km rm notgiven
-rm -f "$KUBELET_DIR/devs/other"
+# A type the kernel has not loaded (jfs: no module here) with a ':' in the device's path, as
+# /dev/block/MAJ:MIN and /dev/disk/by-path/pci-0000:... have: a block filesystem all the same, so
+# the device check refuses it before mount(2) sees it (a ':' once passed for a network address).
+grep -qw jfs /proc/filesystems && diag "jfs is in this kernel: the device check applies as to any listed block type"
+ln "$KUBELET_DIR/devs/other" "$KUBELET_DIR/devs/pci-0000:00:1f.2-other"
+run km run -d --name colon --image fuse-tools --allow-mount jfs --mount "$EXT:$EXT" "${KB[@]}" -- \
+        mount -t jfs "/var/lib/kubelet/devs/pci-0000:00:1f.2-other" "$CVOLS/notgiven"
+is "$RC:$OUT" "0:colon" "[colon] run -d: mount -t jfs of a device node with a ':' in its path, not given"
+ctr_exited colon
+run logs_of colon
+like "$OUT" "mount broker: mount -t jfs [^$NL]* on $VOLS/notgiven[^$NL]*: refused: device [0-9]+:[0-9]+ was not given to this container" \
+        "[colon] logs: the device check refused it (not 'allowed, but failed')"
+check_fails "[colon] nothing is mounted in the host" is_mounted host "$VOLS/notgiven"
+check "[colon] rm" km rm colon
+rm -f "$KUBELET_DIR/devs/other" "$KUBELET_DIR/devs/pci-0000:00:1f.2-other"
 
 # ---- a type the container may not mount ------------------------------------
 

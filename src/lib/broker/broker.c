@@ -133,12 +133,27 @@ static int read_call(int listener, const struct broker_notif *n, struct broker_c
 }
 
 /*
- * Whether source is only a name to the kernel: fstype is listed "nodev" in
- * /proc/filesystems, or is not listed (a module the mount may load) and
- * source is a network address ("host:/export", "//server/share").  Else
- * the kernel looks source up as a device path: device_source().
+ * Network filesystems: their source is an address, not a device.  A fixed
+ * list, not the source's spelling: a device path may hold a ':' too
+ * (/dev/block/7:99, /dev/disk/by-path/pci-0000:...).
  */
-static bool fstype_is_nodev(const char *fstype, const char *source) {
+static bool fstype_is_network(const char *fstype) {
+        static const char *const types[] = { "nfs",      "nfs4",     "cifs", "smb3",   "ceph", "9p",
+                                             "virtiofs", "orangefs", "afs",  "lustre", NULL };
+
+        for (size_t i = 0; types[i]; i++)
+                if (streq(fstype, types[i]))
+                        return true;
+        return false;
+}
+
+/*
+ * Whether source is only a name to the kernel: fstype is listed "nodev" in
+ * /proc/filesystems, or is not listed (a module the mount may load) and is a
+ * network filesystem.  Else the kernel looks source up as a device path:
+ * device_source().
+ */
+static bool fstype_is_nodev(const char *fstype) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
         size_t size;
@@ -155,7 +170,7 @@ static bool fstype_is_nodev(const char *fstype, const char *source) {
                         return startswith(line, "nodev");
                 line = end ? end + 1 : NULL;
         }
-        return source && (strchr(source, ':') || startswith(source, "//"));
+        return fstype_is_network(fstype);
 }
 
 /*
@@ -357,7 +372,7 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         case BROKER_DO_BIND:
                 return do_bind(p, v, c, target, why, why_size);
         case BROKER_DO_MOUNT:
-                if (fstype_is_nodev(c->fstype, c->source))
+                if (fstype_is_nodev(c->fstype))
                         r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
                 else if ((r = device_source(n->pid, c->source, view, &device, &i, why, why_size)) >= 0) {
                         device_name(view, i, device, dev, sizeof(dev));
