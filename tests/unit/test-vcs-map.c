@@ -393,7 +393,10 @@ static void test_bad_lower_and_higher(void **state) {
         assert_string_equal(vcs_map_find(f->m, "nfs")->image, "file/nfs:1");
 }
 
-/* "privileged": false by default, per entry, from a file and a ConfigMap's mappings, shown whole by the higher source.
+/*
+ * "privileged": false by default, per entry, from a file, shown whole by the higher source; a ConfigMap's
+ * entry that asks for it is ignored with a warning naming it (whoever may edit one ConfigMap would get host
+ * root on every node), the rest of the ConfigMap applies.
  */
 static void test_privileged(void **state) {
         struct fixture *f = *state;
@@ -408,14 +411,19 @@ static void test_privileged(void **state) {
             "{\"mappings\": [{\"types\": [\"kmraw\"], \"image\": \"cm/raw:1\"},"
             " {\"types\": [\"kmplain\"], \"image\": \"cm/plain:1\", \"privileged\": true}]}");
         assert_int_equal(load(f, false, true, argv), 0);
-        assert_int_equal(f->m->n_warnings, 0);
+        expect_warning(f, "mappings[1]: \"privileged\" is taken only from /etc/kubemount/vcs.d and the command line",
+                       "never from a ConfigMap; entry ignored");
+        assert_non_null(strstr(f->m->warnings[0], f->cm));
         assert_true(vcs_map_find(f->m, "kmiscsi")->privileged);
         assert_true(vcs_map_find(f->m, "kmdefault")->privileged);
         /* The highest source gives the whole entry: the ConfigMap's says nothing, so unprivileged. */
         e = vcs_map_find(f->m, "kmraw");
         assert_string_equal(e->image, "cm/raw:1");
         assert_false(e->privileged);
-        assert_true(vcs_map_find(f->m, "kmplain")->privileged);
+        /* The ConfigMap's privileged kmplain is not taken: the file's unprivileged one is. */
+        e = vcs_map_find(f->m, "kmplain");
+        assert_string_equal(e->image, "a/plain:1");
+        assert_false(e->privileged);
         /* The command line maps unprivileged entries only. */
         e = vcs_map_find(f->m, "fuse.kmcli");
         assert_string_equal(e->source, "command line");

@@ -115,6 +115,9 @@ struct batch {
         struct vcs_entry *entries;
         char **places;
         size_t n;
+        bool no_privileged; /* a ConfigMap's: whoever may edit one must not get host root on every node */
+        char **skipped;     /* the warnings of entries skipped for that */
+        size_t n_skipped;
 };
 
 static void batch_done(struct batch *b) {
@@ -124,6 +127,7 @@ static void batch_done(struct batch *b) {
         }
         free(b->entries);
         free(b->places);
+        km_strv_free(b->skipped);
         *b = (struct batch){};
 }
 
@@ -309,6 +313,18 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                     (r = json_want_str(JSON_FIELD(item, at, "options"), false, &options, err)) < 0 ||
                     (r = json_want_bool(JSON_FIELD(item, at, "privileged"), &privileged, err)) < 0)
                         return r;
+                if (privileged && b->no_privileged) {
+                        char place[512], line[sizeof(place) + 160];
+
+                        json_at_format(at, place, sizeof(place));
+                        snprintf(line, sizeof(line),
+                                 "%s: \"privileged\" is taken only from /etc/kubemount/vcs.d and the command line, "
+                                 "never from a ConfigMap; entry ignored",
+                                 place);
+                        if (strv_append(&b->skipped, &b->n_skipped, line) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
                 if (json_object_get(item, "daemon")) {
                         r = json_want_bool(JSON_FIELD(item, at, "daemon"), &daemon_value, err);
                         if (r < 0)
@@ -619,13 +635,15 @@ int vcs_map_load(const struct vcs_map_sources *s, struct vcs_map **ret, struct k
                         return r;
         }
         if (s->configmap_dir) {
-                _cleanup_(batch_done) struct batch b = {};
+                _cleanup_(batch_done) struct batch b = { .no_privileged = true };
                 _cleanup_free_ char *source = NULL;
                 struct km_error e = {};
 
                 if (asprintf(&source, "configmap %s", s->configmap_dir) < 0)
                         return -ENOMEM;
                 r = parse_configmap(&b, s->configmap_dir, source, &e);
+                for (size_t i = 0; r >= 0 && i < b.n_skipped; i++)
+                        r = map_warn(m, b.skipped[i]);
                 r = r < 0 ? warn_dropped(m, r, &e, source) : map_take(m, &b, source);
                 if (r < 0)
                         return r;
