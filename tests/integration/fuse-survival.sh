@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cann
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
 
-need_tools bindfs pgrep "${CGROUP_RIVAL:-cgroup-rival}"
+need_tools bindfs pgrep strace "${CGROUP_RIVAL:-cgroup-rival}"
 [[ -x ${NSENTER_COMPAT:-} ]] || bail_out "no nsenter-compat binary: set NSENTER_COMPAT (meson test sets it)"
 [[ -x /sbin/mount.fuse || -x /usr/sbin/mount.fuse ]] || need_tools mount.fuse
 
@@ -29,8 +29,15 @@ run_kubelet() {
                 "$@" >/tmp/out 2>&1; echo "exit $?" >>/tmp/out; exec sleep infinity' sh \
                 "$TEST_CG" "$TEST_CG_V1" "$@"
 }
-# The daemon itself (its argv starts with bindfs), not a shell or kubemount with bindfs in theirs.
-daemon_of() { pgrep -f "^bindfs .*$1( |$)" | head -n1; }
+# The daemon itself (its argv starts with bindfs), not a shell or kubemount with bindfs in theirs;
+# once it is the only one: bindfs mounts, then forks its daemon and the parent exits (under load
+# the parent was found, and gone a moment later).
+daemons_of() { pgrep -f "^bindfs .*$1( |$)"; }
+one_daemon() { [[ $(daemons_of "$1" | wc -l) == 1 ]]; }
+daemon_of() {
+        wait_for 10 one_daemon "$1"
+        daemons_of "$1" | head -n1
+}
 # The shim at its build path inside the kubelet container too.
 SHIM_DIR=$(dirname "$(realpath "$NSENTER_COMPAT")")
 # shellcheck disable=SC2016 # expanded by the container's sh
@@ -113,22 +120,22 @@ mkdir -p "${dirs[@]}"
 "${CGROUP_RIVAL:-cgroup-rival}" "${dirs[@]}" >"$KM_SCRATCH/rival" 2>&1 &
 rival=$!
 wait_for 5 grep -qx ready "$KM_SCRATCH/rival" || bail_out "cgroup-rival did not start: $(<"$KM_SCRATCH/rival")"
-# At least 10 mounts, and more (up to 200) until the rival has won a race: a
-# kubemount that enters its group first leaves the rival nothing to take, and
-# since kubemount starts with libc alone it often wins 40 times in a row.
-i=0
-while ((i < 10 || (i < 200 && $(grep -c '^took' "$KM_SCRATCH/rival") == 0))); do
-        i=$((i + 1))
+# The rival acts between kubemount's mkdir of its group and its move into it
+# every time, not only when it happens to win the race: strace holds each
+# mkdirat's return 200 ms (ample for the rival's inotify), and lets go of each
+# process at its execve (the helper, its daemon), so it ends with the mount.
+rivals=3
+for i in $(seq 1 $rivals); do
         mkdir -p "$V/rival$i"
-        run "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/rival$i"
+        run strace -f -qq -o /dev/null --detach-on=execve -e trace=mkdirat -e inject=mkdirat:delay_exit=200000 \
+                "$KUBEMOUNT" mount -t fuse.bindfs "$V/src" "$V/rival$i"
         daemon_cgroups_ok "$V/rival$i" "with a rival's clean-up, mount #$i: its daemon is in a group of its own"
         is "$RC:$ERR" "0:" "... exit 0, no warning"
 done
-rivals=$i
 kill "$rival"
 wait "$rival" 2>/dev/null
 took=$(grep -c '^took' "$KM_SCRATCH/rival")
-check "... the rival did take groups ($took)" test "$took" -gt 0
+check "... the rival took a group from each mount ($took)" test "$took" -ge $rivals
 for i in $(seq 1 "$rivals"); do "$KUBEMOUNT" umount "$V/rival$i"; done
 
 # A daemon that cannot get a group of its own is said, through the shim too
