@@ -263,6 +263,34 @@ check_fails "[colon] nothing is mounted in the host" is_mounted host "$VOLS/notg
 check "[colon] rm" km rm colon
 rm -f "$KUBELET_DIR/devs/other" "$KUBELET_DIR/devs/pci-0000:00:1f.2-other"
 
+# ---- paths outside every bind, an fd= that is not /dev/fuse --------------------------------
+
+# A container given no bind of the kubelet dir names another pod's volume by its host path,
+# made in its own tree: that is no host path, and is refused (it was once taken as one).
+mkdir -p "$VOLS/nobind"
+run km run -d --name nobind --image fuse-tools --allow-mount tmpfs -- \
+        sh -c "mkdir -p '$VOLS/nobind' && mount -t tmpfs -o size=1m km-nobind '$VOLS/nobind'"
+is "$RC:$OUT" "0:nobind" "[nobind] run -d (no bind): mount -t tmpfs at the host path of a volume"
+ctr_exited nobind
+run logs_of nobind
+like "$OUT" "mount broker: mount -t tmpfs km-nobind on $VOLS/nobind[^$NL]*: refused: target $VOLS/nobind is in none of the container's binds" \
+        "[nobind] logs: refused, the target is in none of its binds"
+check_fails "[nobind] nothing is mounted in the host" is_mounted host "$VOLS/nobind"
+check "[nobind] rm" km rm nobind
+
+# fd= naming a regular file, not /dev/fuse: refused before anything is mounted (a file of the
+# container's own FUSE mount would have hung the broker's FUSE_DEV_IOC_CLONE on it).
+mkdir -p "$VOLS/fdfile"
+run km run -d --name fdfile --image fuse-tools --allow-mount fuse "${KB[@]}" -- \
+        sh -c "mount -i -t fuse -o fd=0,rootmode=40000,user_id=0,group_id=0 km-fdfile '$CVOLS/fdfile' </etc/passwd"
+is "$RC:$OUT" "0:fdfile" "[fdfile] run -d: mount -t fuse with fd=0 a regular file"
+ctr_exited fdfile
+run logs_of fdfile
+like "$OUT" "mount broker: mount -t fuse km-fdfile on $VOLS/fdfile[^$NL]*: refused: fd=0 is not /dev/fuse" \
+        "[fdfile] logs: refused, fd=0 is not /dev/fuse"
+check_fails "[fdfile] nothing is mounted in the host" is_mounted host "$VOLS/fdfile"
+check "[fdfile] rm" km rm fdfile
+
 # ---- a type the container may not mount ------------------------------------
 
 mkdir -p "$VOLS/refused"

@@ -254,9 +254,10 @@ static int open_target(const struct broker_policy *p, const char *target, char *
  * alone (SECCOMP_IOCTL_NOTIF_ADDFD) would not give.
  */
 static int do_fuse(int listener, const struct broker_notif *n, const struct broker_verdict *v,
-                   const struct broker_call *c, const char *at) {
+                   const struct broker_call *c, const char *at, char *why, size_t why_size) {
         _cleanup_close_ int fuse = -EBADF, pidfd = -EBADF, theirs = -EBADF;
         _cleanup_free_ char *data = NULL;
+        struct stat st;
         uint32_t ours;
 
         pidfd = sys_pidfd_open(n->pid, 0);
@@ -268,6 +269,11 @@ static int do_fuse(int listener, const struct broker_notif *n, const struct brok
         theirs = sys_pidfd_getfd(pidfd, v->fuse_fd);
         if (theirs < 0)
                 return theirs == -EBADF ? -EINVAL : theirs;
+        /* Anything else (a file of the caller's own FUSE mount) could block the ioctl below for ever. */
+        if (fstat(theirs, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(10, 229)) {
+                snprintf(why, why_size, "fd=%d is not /dev/fuse (character device 10:229)", v->fuse_fd);
+                return -EINVAL;
+        }
         if (!fuse_clone_crosses_userns()) {
                 /* Its /dev/fuse is one serve_open() gave it, of the host's user namespace: mounted as it is. */
                 if (asprintf(&data, "fd=%d%s%s", theirs, v->data && *v->data ? "," : "", v->data ?: "") < 0)
@@ -368,7 +374,7 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
                         snprintf(why, why_size, "fuseblk is not brokered (its device would be the host's)");
                         return -EPERM;
                 }
-                return do_fuse(listener, n, v, c, at);
+                return do_fuse(listener, n, v, c, at, why, why_size);
         case BROKER_DO_BIND:
                 return do_bind(p, v, c, target, why, why_size);
         case BROKER_DO_MOUNT:
@@ -505,16 +511,30 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 out->error = -r;
                 goto answer;
         }
-        /* A path of the container's own tree is not the host's: untranslated, the policy refuses it. */
-        if ((c.target && c.target[0] == '/' && translate(view, &strings[1]) == -ENOMEM) ||
-            (c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND) && c.source && c.source[0] == '/' &&
-             translate(view, &strings[0]) == -ENOMEM))
+        /*
+         * A path of the container's own tree is no host path, whatever it spells (a container given no
+         * bind could name another pod's volume by its host path): one outside every bind is refused.
+         */
+        int rt = c.target && c.target[0] == '/' ? translate(view, &strings[1]) : 0;
+        int rs = c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND) && c.source && c.source[0] == '/'
+                         ? translate(view, &strings[0])
+                         : 0;
+        c.source = strings[0];
+        c.target = strings[1];
+        if (rt == -ENOMEM || rs == -ENOMEM)
                 r = -ENOMEM;
-        else {
-                c.source = strings[0];
-                c.target = strings[1];
+        else if (rt == -EPERM || rs == -EPERM) {
+                char shown[96];
+
+                r = 0;
+                v = (struct broker_verdict){ .action = BROKER_DENY, .error = EPERM, .fuse_fd = -1 };
+                if (rt == -EPERM)
+                        snprintf(v.why, sizeof(v.why), "target %s is in none of the container's binds",
+                                 str_printable(c.target, shown, sizeof(shown)));
+                else
+                        snprintf(v.why, sizeof(v.why), "bind source is in none of the container's binds");
+        } else
                 r = broker_decide(p, &c, &v);
-        }
         if (r < 0) {
                 out->error = -r;
                 snprintf(out->line, sizeof(out->line), "%s", strerror(-r));
