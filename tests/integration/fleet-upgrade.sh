@@ -43,7 +43,7 @@ like "$DIG2" "^sha256:[0-9a-f]{64}$" "image 2 in the store by digest only: local
 
 pin() { # VERSION DIGEST: a ConfigMap version mapping kmdaemon to local/fleet@DIGEST
         configmap_swap "$NODE/cm" "$1" \
-                "mappings={\"mappings\": [{\"types\": [\"kmdaemon\"], \"image\": \"local/fleet@$2\", \"daemon\": true, \"privileged\": true}]}"
+                "mappings={\"mappings\": [{\"types\": [\"kmdaemon\"], \"image\": \"local/fleet@$2\", \"daemon\": true}]}"
 }
 served_by() { cat "$1/.served-by" 2>&1; }
 A=$KUBELET_DIR/pods/p/volumes/a B=$KUBELET_DIR/pods/p/volumes/b

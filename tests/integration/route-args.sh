@@ -4,7 +4,7 @@
 # image comes from.  Three images made from the test rootfs, whose own
 # `mount` records its argv in the kubelet dir (the container has it at its
 # own path) and then fails as mount(8) does for an unknown type, or, for type
-# kmdaemon, mounts a tmpfs and keeps its container:
+# kmdaemon, mounts a FUSE daemon (fuse.kmdaemon) and keeps its container:
 #   - the argv reaches the image's mount exactly as the kubelet gave it, the
 #     secret in -o included, and the secret is nowhere else (ps, ps --json,
 #     the state dir's files, kubemount's messages with -v);
@@ -66,11 +66,11 @@ like "$OUT" "kmopt .*\(options nolock,x-km\)" "vcs list shows the entry's option
 rm "$KUBEMOUNT_VCS_DIR/30-opt.json"
 
 # 2. Precedence, each pair: cli > configmap > file > default.
-# A daemon entry is privileged: its fake client mounts a tmpfs for type kmdaemon, which the
-# broker would refuse (it allows the entry's type only).
+# (A ConfigMap's entry is never privileged: the daemon's fake client mounts fuse.kmdaemon, which
+# the broker allows.)
 cm_version() { # NAME TYPE IMAGE [DAEMON]
-        configmap_swap "$NODE/cm" "$1" "$(printf 'mappings={"mappings": [{"types": ["%s"], "image": "%s", "daemon": %s, "privileged": %s}]}' \
-                "$2" "$3" "${4:-false}" "${4:-false}")"
+        configmap_swap "$NODE/cm" "$1" "$(printf 'mappings={"mappings": [{"types": ["%s"], "image": "%s", "daemon": %s}]}' \
+                "$2" "$3" "${4:-false}")"
 }
 cm_version ..v1 kmtest local/img-cm:1
 echo '{"mappings": [{"types": ["kmtest"], "image": "local/img-file:1", "policy": "container"}]}' \

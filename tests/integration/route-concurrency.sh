@@ -16,8 +16,8 @@ node_up --no-kubelet
 vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store KUBEMOUNT_VCS_DIR=$NODE/vcs.d
 mkdir -p "$KUBEMOUNT_VCS_DIR"
-# Privileged: the fake client records its argv in the kubelet dir and mounts a tmpfs for
-# type kmdaemon, neither of which an unprivileged one may (broker-mounts tests the broker).
+# Privileged: the fake client records its argv in the kubelet dir, which an unprivileged one
+# may not write (broker-mounts tests the broker).
 echo '{"mappings": [{"types": ["kmdaemon"], "image": "local/kmd:1", "policy": "container", "daemon": true, "privileged": true}]}' \
         >"$KUBEMOUNT_VCS_DIR/kmd.json"
 check "image local/kmd:1" rootfs_mount_image "$NODE/images" kmd

@@ -245,9 +245,10 @@ import_images() {
 
 # rootfs_mount_tarball WORKDIR NAME: WORKDIR/NAME.tar.gz, the test rootfs
 # whose own `mount` (the command a routed mount runs) records its argv in
-# $KUBELET_DIR/argv.NAME and then, for -t kmdaemon, mounts a tmpfs on its
-# last argument and copies /image-name (NAME) to .served-by there (which
-# image serves a mount, read through it); for any other type it fails as
+# $KUBELET_DIR/argv.NAME and then, for -t kmdaemon, mounts a FUSE daemon
+# (bindfs, type fuse.kmdaemon: the broker allows it) on its last argument
+# serving /image-name (NAME) as .served-by (which image serves a mount, read
+# through it); for any other type it fails as
 # mount(8) does for an unknown type (exit 32).  The tarball has fixed times
 # and owners: the same NAME, the same image manifest (image import rootfs:).
 rootfs_mount_tarball() {
@@ -262,8 +263,8 @@ out=$KUBELET_DIR/argv.\$(cat /image-name)
 for a; do printf '%s\n' "\$a" >>"\$out"; done
 for a; do target=\$a; done
 case " \$* " in
-*" -t kmdaemon "*) /bin/busybox mount -t tmpfs -o size=1m kmdaemon "\$target" || exit 32
-        exec /bin/busybox cp /image-name "\$target/.served-by" ;;
+*" -t kmdaemon "*) /bin/busybox mkdir -p /tmp/served && /bin/busybox cp /image-name /tmp/served/.served-by &&
+        exec bindfs -o subtype=kmdaemon /tmp/served "\$target" ;;
 esac
 echo "mount: \$target: unknown filesystem type '\$2'." >&2
 exit 32
