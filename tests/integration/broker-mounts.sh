@@ -291,6 +291,25 @@ like "$OUT" "mount broker: mount -t fuse km-fdfile on $VOLS/fdfile[^$NL]*: refus
 check_fails "[fdfile] nothing is mounted in the host" is_mounted host "$VOLS/fdfile"
 check "[fdfile] rm" km rm fdfile
 
+# ---- umount of what host root mounted over the container's mount ------------------------
+
+# The container mounts at T; host root (the kubelet) then mounts its own volume over T: the
+# container's umount of T must not take the kubelet's mount away (only the one it made).
+mkdir -p "$VOLS/over"
+check "[over] run -d: mount -t tmpfs, then stay" km run -d --name over --image fuse-tools --allow-mount tmpfs "${KB[@]}" -- \
+        sh -c "mount -t tmpfs -o size=1m km-over '$CVOLS/over' && exec sleep 600"
+wait_for 15 is_mounted host "$VOLS/over" || diag "logs over: $(logs_of over)"
+mount -t tmpfs -o size=1m km-kubelets "$VOLS/over"
+check_fails "[over] the container's umount of T with the kubelet's mount on top fails" \
+        km exec over -- umount "$CVOLS/over"
+is "$(findmnt -no SOURCE --mountpoint "$VOLS/over" | tail -n 1)" km-kubelets "[over] ... the kubelet's mount is still on top"
+like "$(logs_of over)" "mount broker: umount [^$NL]*$VOLS/over[^$NL]*: refused: the mount on top of the target \(ID [0-9]+\) is not the one it made" \
+        "[over] logs: refused, the mount on top is not the one it made"
+umount "$VOLS/over"
+check "[over] with the kubelet's gone, the container's umount of its own works" km exec over -- umount "$CVOLS/over"
+check_fails "[over] nothing is mounted at T" is_mounted host "$VOLS/over"
+check "[over] rm -f" km rm -f over
+
 # ---- a type the container may not mount ------------------------------------
 
 mkdir -p "$VOLS/refused"

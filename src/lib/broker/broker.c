@@ -12,6 +12,7 @@
 #include "broker.h"
 #include "fuse-probe.h"
 #include "libseccomp-dl.h"
+#include "mount-identity.h"
 #include "resolve.h"
 #include "syscalls.h"
 
@@ -321,14 +322,52 @@ static int do_bind(const struct broker_policy *p, const struct broker_verdict *v
         return sys_move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
+/* Whether the mount fd is in is one the broker made for this container at target (or one it cannot tell). */
+static bool mount_is_ours(const struct broker_policy *p, const char *target, int fd, unsigned *ret_id) {
+        bool known = false;
+
+        *ret_id = 0;
+        if (fd_mount_id(fd, ret_id) < 0)
+                return true; /* no ID to compare: the record's target decides, as before */
+        for (size_t i = 0; p->mounted_ids && p->mounted[i]; i++)
+                if (streq(p->mounted[i], target)) {
+                        if (p->mounted_ids[i] == 0 || p->mounted_ids[i] == *ret_id)
+                                return true;
+                        known = true;
+                }
+        return !known;
+}
+
+/* The ID of the mount on top at target, once mounted (0: it cannot be told). */
+static unsigned top_mount_id(const struct broker_policy *p, const char *target) {
+        struct resolved at = { .parent_fd = -EBADF };
+        char component[256] = "";
+        const char *w = NULL;
+        unsigned id = 0;
+        int fd = resolve_confined_at(target, p->kubelet_dir, &at, &w, component, sizeof(component));
+
+        if (fd >= 0) {
+                if (fd_mount_id(fd, &id) < 0)
+                        id = 0;
+                close(fd);
+        }
+        resolved_done(&at);
+        return id;
+}
+
 static int do_umount(const struct broker_policy *p, const struct broker_verdict *v, const char *target, char *why,
                      size_t why_size) {
         struct resolved at = { .parent_fd = -EBADF };
         char component[256] = "", path[PATH_LIMIT + 64];
         const char *w = NULL;
         int fd = resolve_confined_at(target, p->kubelet_dir, &at, &w, component, sizeof(component)), r = 0;
+        unsigned id;
 
-        if (fd < 0 && w) {
+        if (fd >= 0 && !mount_is_ours(p, target, fd, &id)) {
+                /* Host root mounted over it (the kubelet's own volume): that is not the container's to remove. */
+                snprintf(why, why_size, "the mount on top of the target (ID %u) is not the one it made", id);
+                r = -EPERM;
+        } else if (fd < 0 && w) {
                 snprintf(why, why_size, "'%s' %s %s", component, w, p->kubelet_dir);
                 r = -EPERM;
         } else if (fd < 0)
@@ -555,6 +594,8 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
         } else {
                 out->mounted = v.action != BROKER_DO_UMOUNT;
                 out->unmounted = v.action == BROKER_DO_UMOUNT;
+                if (out->mounted)
+                        out->mount_id = top_mount_id(p, c.target);
                 snprintf(out->target, sizeof(out->target), "%s", c.target);
         }
         line = broker_describe(&c, &v);

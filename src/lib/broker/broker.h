@@ -46,6 +46,7 @@ struct broker_outcome {
         bool mounted;      /* target now has a mount it made */
         bool unmounted;    /* target's mount it made is gone */
         bool answered;     /* a trapped open: broker_serve answered the caller itself */
+        unsigned mount_id; /* mounted: the ID of the mount it made (0: unknown) */
         char target[4096]; /* the call's target, as the caller gave it (for mounted/unmounted) */
         char line[1024];   /* for the log: broker_describe(), or what failed */
 };

@@ -129,6 +129,7 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                 .id_count = c->spec->id_count,
                 .max_mounts = BROKER_MAX_MOUNTS_DEFAULT,
                 .mounted = c->brokered,
+                .mounted_ids = c->brokered_ids,
         };
         char *const none[] = { NULL };
 
@@ -137,8 +138,9 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         if (!p.mounted)
                 p.mounted = none;
         broker_serve((int)json_integer_value(json_object_get(ctx, "fd")), &n, &p, &view, out);
-        answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s}", "error", out->error, "mounted", out->mounted, "unmounted",
-                           out->unmounted, "answered", out->answered, "target", out->target, "line", out->line);
+        answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s, s:I}", "error", out->error, "mounted", out->mounted,
+                           "unmounted", out->unmounted, "answered", out->answered, "target", out->target, "line",
+                           out->line, "mount_id", (json_int_t)out->mount_id);
         r = answer ? proto_send(sock, answer, NULL, 0) : -ENOMEM;
         json_decref(answer);
         free(out);
@@ -162,14 +164,40 @@ static void broker_log(struct ctr *c, const char *line, const char *message_id, 
         }
 }
 
+/* The record of a mount made at target, with its mount ID. */
+static int brokered_add(struct ctr *c, const char *target, unsigned id) {
+        unsigned *ids = reallocarray(c->brokered_ids, c->n_brokered + 1, sizeof(*ids));
+        size_t n = c->n_brokered;
+
+        if (!ids)
+                return -ENOMEM;
+        c->brokered_ids = ids;
+        if (strv_append(&c->brokered, &n, target) < 0)
+                return -ENOMEM;
+        ids[c->n_brokered++] = id;
+        return 0;
+}
+
+/* The latest record at target goes (the top one: a mount stacked on an own earlier one is unmounted first). */
 static void brokered_remove(struct ctr *c, const char *target) {
-        for (size_t i = 0; i < c->n_brokered; i++)
+        for (size_t i = c->n_brokered; i-- > 0;)
                 if (streq(c->brokered[i], target)) {
                         free(c->brokered[i]);
                         memmove(c->brokered + i, c->brokered + i + 1, (c->n_brokered - i) * sizeof(char *));
+                        memmove(c->brokered_ids + i, c->brokered_ids + i + 1,
+                                (c->n_brokered - i - 1) * sizeof(*c->brokered_ids));
                         c->n_brokered--;
                         return;
                 }
+}
+
+static json_t *json_from_ids(const unsigned *ids, size_t n) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < n; i++)
+                if (json_array_append_new(a, json_integer(ids[i])) < 0)
+                        return json_decref(a), NULL;
+        return a;
 }
 
 static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds) {
@@ -203,11 +231,12 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
 
         broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?", id, target);
         if (target && json_is_true(json_object_get(answer, "mounted")))
-                (void)strv_append(&c->brokered, &c->n_brokered, target);
+                (void)brokered_add(c, target, (unsigned)json_integer_value(json_object_get(answer, "mount_id")));
         if (target && json_is_true(json_object_get(answer, "unmounted")))
                 brokered_remove(c, target);
         if (target && c->state) {
                 json_object_set_new(c->state, "brokered", json_from_strv(c->brokered));
+                json_object_set_new(c->state, "brokered_ids", json_from_ids(c->brokered_ids, c->n_brokered));
                 (void)agent_save_state(a, c);
         }
         /* Recorded first: the caller's next call may be the umount of it. */
@@ -274,8 +303,9 @@ void agent_broker_adopt(struct agent *a, struct ctr *c) {
                 return;
         /* Asked here, in the agent: the workers that serve its calls then inherit the answer. */
         (void)fuse_clone_crosses_userns();
+        json_t *ids = json_object_get(c->state, "brokered_ids");
         json_array_foreach(json_object_get(c->state, "brokered"), i, v) if (json_is_string(v))(void)
-                strv_append(&c->brokered, &c->n_brokered, json_string_value(v));
+                brokered_add(c, json_string_value(v), (unsigned)json_integer_value(json_array_get(ids, i)));
         fd = sys_pidfd_getfd(c->pidfd, LAUNCH_BROKER_FD);
         if (fd < 0 || agent_broker_listen(a, c, fd) < 0)
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: its listener is lost (%s); its mounts get ENOSYS",

@@ -66,8 +66,9 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         for (struct broker_listener *l = c->listeners; l; l = l->next)
                 agent_unwatch_close(a, &l->fd);
         km_strv_free(c->brokered);
+        free(c->brokered_ids);
         free(c->kubelet_dir);
-        c->brokered = NULL, c->n_brokered = 0, c->kubelet_dir = NULL;
+        c->brokered = NULL, c->brokered_ids = NULL, c->n_brokered = 0, c->kubelet_dir = NULL;
         c->spec = NULL, c->runtime = NULL, c->state = NULL, c->has_seccomp = false;
         c->forgotten = true;
         c->next = a->forgotten;

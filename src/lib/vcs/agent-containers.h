@@ -66,7 +66,8 @@ struct ctr {
         int waiters[8]; /* clients answered {"exit": N} when it ends */
         /* Unprivileged (spec->broker): the broker's listeners and what it mounted for it (agent-broker.h). */
         struct broker_listener *listeners;
-        char **brokered; /* targets, as the container named them */
+        char **brokered;        /* targets, as the container named them */
+        unsigned *brokered_ids; /* beside each: the ID of the mount made there (0: unknown, an older record) */
         size_t n_brokered;
         int brokering;     /* its calls being served by workers */
         char *kubelet_dir; /* its policy's */
