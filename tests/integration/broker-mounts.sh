@@ -310,6 +310,21 @@ check "[over] with the kubelet's gone, the container's umount of its own works" 
 check_fails "[over] nothing is mounted at T" is_mounted host "$VOLS/over"
 check "[over] rm -f" km rm -f over
 
+# ---- a flood of refused calls ---------------------------------------------------
+
+# 300 refused mounts as fast as the container can make them: its log gets at most 20
+# refusals a second and a count of the others, which add up; the container's log stays small.
+mkdir -p "$VOLS/flood"
+check "[flood] run -d: 300 refused mounts" km run -d --name flood --image fuse-tools --allow-mount ext4 "${KB[@]}" -- \
+        sh -c "i=0; while [ \$i -lt 300 ]; do mount -t tmpfs km-flood '$CVOLS/flood' 2>/dev/null; i=\$((i + 1)); done"
+ctr_exited flood 120
+run logs_of flood
+logged=$(grep -c 'mount broker: mount -t tmpfs km-flood .*refused' <<<"$OUT")
+left_out=$(grep -o '[0-9]* more refused or failed calls not logged' <<<"$OUT" | awk '{ n += $1 } END { print n + 0 }')
+is "$((logged + left_out))" 300 "[flood] every refusal is logged or counted ($logged logged, $left_out counted)"
+check "[flood] ... most were counted, not logged" test "$left_out" -gt 0 -a "$logged" -lt 150
+check "[flood] rm" km rm flood
+
 # ---- a type the container may not mount ------------------------------------
 
 mkdir -p "$VOLS/refused"

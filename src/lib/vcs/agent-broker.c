@@ -13,6 +13,7 @@
 #include "broker.h"
 #include "fuse-probe.h"
 #include "launch.h"
+#include "pid1.h"
 #include "syscalls.h"
 #include "seccomp-notify.h"
 #include "userns.h"
@@ -149,19 +150,54 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
 
 /* ---- back in the loop -------------------------------------------------------- */
 
-/* The line in the container's log (`kubemount logs NAME`) and the agent's. */
-static void broker_log(struct ctr *c, const char *line, const char *message_id, const char *target) {
-        const char *pairs[] = { "KUBEMOUNT_CONTAINER", c->name, "KUBEMOUNT_TARGET", target, NULL };
+/* A line appended to the container's log, which rotates to log.1 past INIT_LOG_MAX, as PID 1's output does. */
+static void log_append(struct ctr *c, const char *line) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
 
+        if (!c->detached || c->dir_fd < 0)
+                return;
+        fd = openat(c->dir_fd, "log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size + strlen(line) + 32 > INIT_LOG_MAX) {
+                closep(&fd);
+                (void)renameat(c->dir_fd, "log", c->dir_fd, "log.1");
+                fd = openat(c->dir_fd, "log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        }
+        if (fd >= 0)
+                dprintf(fd, "kubemount: mount broker: %s\n", line);
+}
+
+void agent_broker_log_flush(struct ctr *c) {
+        char line[128];
+
+        if (!c->log_suppressed)
+                return;
+        snprintf(line, sizeof(line), "%u more refused or failed calls not logged (over %d a second)", c->log_suppressed,
+                 BROKER_LOG_BURST);
+        log_msg(KM_LOG_NOTICE, "container %s: mount broker: %s", c->name, line);
+        log_append(c, line);
+        c->log_suppressed = 0;
+}
+
+/* The line in the container's log (`kubemount logs NAME`) and the agent's; refusals within the rate. */
+static void broker_log(struct ctr *c, const char *line, const char *message_id, bool always, const char *target) {
+        const char *pairs[] = { "KUBEMOUNT_CONTAINER", c->name, "KUBEMOUNT_TARGET", target, NULL };
+        uint64_t now = monotonic_ms();
+
+        if (now - c->log_window_ms >= BROKER_LOG_WINDOW_MS) {
+                agent_broker_log_flush(c);
+                c->log_window_ms = now;
+                c->log_lines = 0;
+        }
+        if (!always && c->log_lines++ >= BROKER_LOG_BURST) {
+                c->log_suppressed++;
+                return;
+        }
         if (message_id)
                 log_event(KM_LOG_NOTICE, message_id, pairs, "container %s: mount broker: %s", c->name, line);
         else
                 log_msg(KM_LOG_NOTICE, "container %s: mount broker: %s", c->name, line);
-        if (c->detached && c->dir_fd >= 0) {
-                _cleanup_close_ int fd = openat(c->dir_fd, "log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-                if (fd >= 0)
-                        dprintf(fd, "kubemount: mount broker: %s\n", line);
-        }
+        log_append(c, line);
 }
 
 /* The record of a mount made at target, with its mount ID. */
@@ -213,14 +249,14 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 for (struct broker_listener *l = c->listeners; l; l = l->next)
                         if (l->fd == fd)
                                 (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")), ETIMEDOUT);
-                broker_log(c, "a call was not served in time; the caller got ETIMEDOUT", NULL, NULL);
+                broker_log(c, "a call was not served in time; the caller got ETIMEDOUT", NULL, false, NULL);
                 return 0;
         }
         if (json_is_true(json_object_get(answer, "answered"))) {
                 /* A trapped open, answered by the worker: only a failure is worth a line. */
                 const char *line = json_string_value(json_object_get(answer, "line"));
                 if (line && *line)
-                        broker_log(c, line, NULL, NULL);
+                        broker_log(c, line, NULL, false, NULL);
                 return 0;
         }
         int error = (int)json_integer_value(json_object_get(answer, "error"));
@@ -229,7 +265,10 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                          : error == EPERM                                     ? MESSAGE_ID_REFUSED
                                                                               : NULL;
 
-        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?", id, target);
+        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?", id,
+                   json_is_true(json_object_get(answer, "mounted")) ||
+                           json_is_true(json_object_get(answer, "unmounted")),
+                   target);
         if (target && json_is_true(json_object_get(answer, "mounted")))
                 (void)brokered_add(c, target, (unsigned)json_integer_value(json_object_get(answer, "mount_id")));
         if (target && json_is_true(json_object_get(answer, "unmounted")))
@@ -272,7 +311,7 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 return;
         }
         if (l->ctr->brokering >= BROKER_CONCURRENT_MAX) {
-                broker_log(l->ctr, "more than 8 calls at once: this one got EAGAIN", NULL, NULL);
+                broker_log(l->ctr, "more than 8 calls at once: this one got EAGAIN", NULL, false, NULL);
                 (void)broker_answer(l->fd, n.id, EAGAIN);
                 return;
         }

@@ -14,6 +14,17 @@
  * its id map (kept by the agent, made on first use) and the broker's filter
  * (NULL unless spec->broker).  kubelet_dir: its policy's.
  */
+/*
+ * The broker's refusals and failures logged per container: BROKER_LOG_BURST a
+ * window, then only a count of those left out (a flood of refused calls must
+ * not fill the disk nor the journal); mounts and unmounts are always logged.
+ */
+#define BROKER_LOG_WINDOW_MS 1000
+#define BROKER_LOG_BURST 20
+
+/* The count of lines the window left out, if any, logged now (at its end, or the container's). */
+void agent_broker_log_flush(struct ctr *c);
+
 int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir, int *ret_userns,
                          const struct seccomp_program **ret_filter, struct km_error *err);
 

@@ -69,8 +69,11 @@ struct ctr {
         char **brokered;        /* targets, as the container named them */
         unsigned *brokered_ids; /* beside each: the ID of the mount made there (0: unknown, an older record) */
         size_t n_brokered;
-        int brokering;     /* its calls being served by workers */
-        char *kubelet_dir; /* its policy's */
+        int brokering;           /* its calls being served by workers */
+        uint64_t log_window_ms;  /* the broker's lines: when this window of BROKER_LOG_WINDOW_MS began, */
+        unsigned log_lines;      /* how many refusals it logged in it, */
+        unsigned log_suppressed; /* and how many past BROKER_LOG_BURST it left out */
+        char *kubelet_dir;       /* its policy's */
 };
 
 struct job;    /* agent-workers.h */

@@ -56,6 +56,7 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
 
         if (c->ours && waitid((idtype_t)P_PIDFD, c->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
                 code = exit_code_from_siginfo(&si);
+        agent_broker_log_flush(c);
         if (c->timed_out)
                 code = 124;
         agent_unwatch(a, c->pidfd);
