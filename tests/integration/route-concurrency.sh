@@ -17,10 +17,13 @@ vcs_setup
 export KUBEMOUNT_STORE_DIR=$NODE/store KUBEMOUNT_VCS_DIR=$NODE/vcs.d
 mkdir -p "$KUBEMOUNT_VCS_DIR"
 # Privileged: the fake client records its argv in the kubelet dir, which an unprivileged one
-# may not write (broker-mounts tests the broker).
-echo '{"mappings": [{"types": ["kmdaemon"], "image": "local/kmd:1", "policy": "container", "daemon": true, "privileged": true}]}' \
+# may not write (broker-mounts tests the broker); so its image is pinned by digest.
+rootfs_mount_tarball "$NODE/images" kmd || bail_out "rootfs_mount_tarball kmd"
+KMD=$(km image import --json "rootfs:$NODE/images/kmd.tar.gz" local/kmd:1 |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["manifest"])')
+check "image local/kmd@$KMD" km image import -q "rootfs:$NODE/images/kmd.tar.gz" "local/kmd@$KMD"
+echo '{"mappings": [{"types": ["kmdaemon"], "image": "local/kmd@'"$KMD"'", "policy": "container", "daemon": true, "privileged": true}]}' \
         >"$KUBEMOUNT_VCS_DIR/kmd.json"
-check "image local/kmd:1" rootfs_mount_image "$NODE/images" kmd
 vcs_agent_start
 KM_V=("$KUBEMOUNT" --kubelet-dir="$KUBELET_DIR")
 V=$KUBELET_DIR/pods/p/volumes

@@ -105,7 +105,10 @@ static void test_explain_privileged(void **state) {
         char *json = NULL;
         struct km_error err = {};
 
-        put_mappings(f, "{\"mappings\": [{\"types\": [\"kmtest\"], \"image\": \"x/y:1\", \"privileged\": true}]}");
+        put_mappings(f,
+                     "{\"mappings\": [{\"types\": [\"kmtest\"], \"image\": "
+                     "\"x/y@sha256:abababababababababababababababababababababababababababababababab\", \"privileged\": "
+                     "true}]}");
         assert_int_equal(km_route_explain(f->r, "kmtest", &json, &err), 0);
         assert_non_null(strstr(json, "\"privileged\": true"));
         free(json);

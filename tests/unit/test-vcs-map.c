@@ -404,9 +404,12 @@ static void test_privileged(void **state) {
         const struct vcs_entry *e;
 
         put(f->dir, "10-a.json",
-            "{\"mappings\": [{\"types\": [\"kmiscsi\", \"kmraw\"], \"image\": \"a/iscsi:1\", \"privileged\": true},"
+            "{\"mappings\": [{\"types\": [\"kmiscsi\", \"kmraw\"], \"image\": "
+            "\"a/iscsi@sha256:abababababababababababababababababababababababababababababababab\", \"privileged\": "
+            "true},"
             " {\"types\": [\"kmplain\"], \"image\": \"a/plain:1\", \"privileged\": false},"
-            " {\"types\": [\"kmdefault\", \"fuse.kmcli\"], \"image\": \"a/d:1\", \"privileged\": true}]}");
+            " {\"types\": [\"kmdefault\", \"fuse.kmcli\"], \"image\": "
+            "\"a/d@sha256:abababababababababababababababababababababababababababababababab\", \"privileged\": true}]}");
         put(f->cm, "mappings",
             "{\"mappings\": [{\"types\": [\"kmraw\"], \"image\": \"cm/raw:1\"},"
             " {\"types\": [\"kmplain\"], \"image\": \"cm/plain:1\", \"privileged\": true}]}");
@@ -428,6 +431,13 @@ static void test_privileged(void **state) {
         e = vcs_map_find(f->m, "fuse.kmcli");
         assert_string_equal(e->source, "command line");
         assert_false(e->privileged);
+
+        /* A privileged entry's image by a tag (mutable: whoever pushes it is host root): the file is dropped. */
+        put(f->dir, "10-a.json",
+            "{\"mappings\": [{\"types\": [\"kmiscsi\"], \"image\": \"a/iscsi:1\", \"privileged\": true}]}");
+        assert_int_equal(load(f, false, false, NULL), 0);
+        expect_warning(f, "a privileged entry must pin its image by digest (NAME@sha256:...)", "ignored");
+        assert_null(vcs_map_find(f->m, "kmiscsi"));
 }
 
 /* vcs_map_add_json: the schema alone (what the fuzz target drives). */
@@ -448,8 +458,11 @@ static void test_add_json(void **state) {
         assert_string_equal(vcs_map_find(m, "nfs")->options, "nolock,vers=3");
         assert_false(vcs_map_find(m, "nfs")->privileged);
         json_decref(doc);
-        doc = json_loads("{\"mappings\": [{\"types\": [\"iscsi\"], \"image\": \"x:1\", \"privileged\": true}]}", 0,
-                         NULL);
+        doc = json_loads(
+                "{\"mappings\": [{\"types\": [\"iscsi\"], \"image\": "
+                "\"x@sha256:abababababababababababababababababababababababababababababababab\", "
+                "\"privileged\": true}]}",
+                0, NULL);
         assert_int_equal(vcs_map_add_json(m, doc, "doc", &err), 0);
         assert_true(vcs_map_find(m, "iscsi")->privileged);
         json_decref(doc);

@@ -89,8 +89,10 @@ static const char *type_why(const char *t) {
 }
 
 /* Why an image reference is refused (into err), or 0. */
-static int check_image(const char *ref, const char *place, struct km_error *err) {
+/* A valid reference; one of a privileged entry (host root for whoever controls the image) pinned by digest. */
+static int check_image(const char *ref, bool privileged, const char *place, struct km_error *err) {
         struct image_ref parsed = {};
+        bool pinned;
         int r;
 
         if (!*ref)
@@ -98,8 +100,14 @@ static int check_image(const char *ref, const char *place, struct km_error *err)
         if (has_control(ref))
                 return error_set_plain(err, -EINVAL, "%s: image reference contains a control character", place);
         r = image_ref_parse(ref, &parsed, err);
+        pinned = parsed.digest;
         image_ref_done(&parsed);
-        return r < 0 ? error_wrap(err, -EINVAL, "%s", place) : 0;
+        if (r < 0)
+                return error_wrap(err, -EINVAL, "%s", place);
+        if (privileged && !pinned)
+                return error_set_plain(err, -EINVAL,
+                                       "%s: a privileged entry must pin its image by digest (NAME@sha256:...)", place);
+        return 0;
 }
 
 static void entry_done(struct vcs_entry *e) {
@@ -149,7 +157,7 @@ static int batch_add(struct batch *b, const char *type, const char *image, enum 
         if (b->n >= VCS_SOURCE_ENTRIES_MAX)
                 return error_set_plain(err, -E2BIG, "%s: more than %d types in one source", place,
                                        VCS_SOURCE_ENTRIES_MAX);
-        if (image && (r = check_image(image, place, err)) < 0)
+        if (image && (r = check_image(image, false, place, err)) < 0)
                 return r;
         if (!image && policy != VCS_POLICY_HOST)
                 return error_set_plain(err, -EINVAL, "%s: an image is required unless the policy is host", place);
@@ -341,7 +349,7 @@ static int parse_json(struct batch *b, json_t *doc, const struct json_doc *d, st
                         char place[512];
 
                         json_at_format(JSON_AT(at, "image"), place, sizeof(place));
-                        r = check_image(image, place, err);
+                        r = check_image(image, privileged, place, err);
                         if (r < 0)
                                 return r;
                 }
