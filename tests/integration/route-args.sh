@@ -146,6 +146,13 @@ run "${KM_V[@]}" --vcs-image kmtest=local/img-cli:1 mount -t kmtest x "$NODE/out
 is "$RC" 32 "a routed target outside the kubelet dir: exit 32"
 like "$ERR" "only below the kubelet dir" "... saying why"
 
+# A routed client mounts only at its own target (and below): not at another volume beside it.
+mkdir -p "$KUBELET_DIR/pods/p/volumes/t-stray" "$KUBELET_DIR/pods/p/volumes/stray-victim"
+run "${KM_V[@]}" --vcs-image kmstray=local/img-cli:1 mount -t kmstray x "$KUBELET_DIR/pods/p/volumes/t-stray"
+unlike "$RC" "^0$" "a routed client that mounts beside its target, at another volume: it fails (exit $RC)"
+like "$ERR" "the mount of image local/img-cli:1 exited with status" "... its mount(8)'s failure (the broker refused it)"
+check_fails "... nothing is mounted there" is_mounted host "$KUBELET_DIR/pods/p/volumes/stray-victim"
+
 vcs_cleanup
 agents=$(vcs_agent_pids)
 # shellcheck disable=SC2086 # a list of pids: the agent the first command started, ended by node_down

@@ -248,7 +248,8 @@ import_images() {
 # $KUBELET_DIR/argv.NAME and then, for -t kmdaemon, mounts a FUSE daemon
 # (bindfs, type fuse.kmdaemon: the broker allows it) on its last argument
 # serving /image-name (NAME) as .served-by (which image serves a mount, read
-# through it); for any other type it fails as
+# through it); for -t kmstray, the same beside its target instead, at
+# ../stray-victim (another pod's volume: the broker must refuse it); for any other type it fails as
 # mount(8) does for an unknown type (exit 32).  The tarball has fixed times
 # and owners: the same NAME, the same image manifest (image import rootfs:).
 rootfs_mount_tarball() {
@@ -265,6 +266,8 @@ for a; do target=\$a; done
 case " \$* " in
 *" -t kmdaemon "*) /bin/busybox mkdir -p /tmp/served && /bin/busybox cp /image-name /tmp/served/.served-by &&
         exec bindfs -o subtype=kmdaemon /tmp/served "\$target" ;;
+*" -t kmstray "*) /bin/busybox mkdir -p /tmp/served &&
+        exec bindfs -o subtype=kmstray /tmp/served "\${target%/*}/stray-victim" ;;
 esac
 echo "mount: \$target: unknown filesystem type '\$2'." >&2
 exit 32

@@ -31,7 +31,6 @@ static char *mounted[] = { (char *)KUBELET "/a", (char *)SERVES, NULL };
 
 static struct broker_policy policy(void) {
         return (struct broker_policy){ .kubelet_dir = KUBELET,
-                                       .serves = SERVES,
                                        .types = types,
                                        .host_uid = HOST_ID,
                                        .host_gid = HOST_ID,
@@ -147,13 +146,48 @@ static void test_target_may_be_the_served_target(void **state) {
         struct broker_call c = mnt("tmpfs", "/srv/routed", "tmpfs", 0, NULL);
         struct broker_verdict v;
 
-        v = expect_allow(&(struct broker_call){ .target = SERVES, .fstype = "tmpfs" }, BROKER_DO_MOUNT);
-        broker_verdict_done(&v);
-        p.serves = "/srv/routed"; /* equal to it, never below it */
+        p.serves = "/srv/routed"; /* outside the kubelet dir: equal to it, never below it */
         v = expect_allow_with(&p, &c, BROKER_DO_MOUNT);
         broker_verdict_done(&v);
         c.target = "/srv/routed/x";
-        expect_deny_with(&p, &c, EPERM, "is not below");
+        expect_deny_with(&p, &c, EPERM, "is not at or below the mount it serves, /srv/routed");
+}
+
+/* A routed container's scope is its target: never another pod's volume, nor the kubelet's own dirs. */
+static void test_routed_scope(void **state) {
+        static const char *const refused[] = {
+                KUBELET "/pods/victim/volumes/kubernetes.io~secret/tok",
+                KUBELET "/pods/p/volumes/kubernetes.io~csi/other/mount",
+                KUBELET "/pods/p/volumes/kubernetes.io~csi/v",
+                KUBELET "/pods/p",
+                KUBELET "/pki",
+                KUBELET "/plugins/kubernetes.io/csi",
+                KUBELET "/a",
+                SERVES "x",
+        };
+        struct broker_policy p = policy();
+        struct broker_verdict v;
+
+        p.serves = SERVES;
+        v = expect_allow_with(&p, &(struct broker_call){ .target = SERVES, .fstype = "tmpfs" }, BROKER_DO_MOUNT);
+        broker_verdict_done(&v);
+        v = expect_allow_with(&p, &(struct broker_call){ .target = SERVES "/sub", .fstype = "tmpfs" }, BROKER_DO_MOUNT);
+        broker_verdict_done(&v);
+        for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+                test_note("target %s", refused[i]);
+                expect_deny_with(&p, &(struct broker_call){ .target = refused[i], .fstype = "tmpfs" }, EPERM,
+                                 "is not at or below the mount it serves");
+        }
+        /* A bind's source too: only from below its own target. */
+        expect_deny_with(&p,
+                         &(struct broker_call){ .source = KUBELET "/pods/victim/volumes/kubernetes.io~secret/tok",
+                                                .target = SERVES "/sub",
+                                                .flags = MS_BIND },
+                         EPERM, "bind source is not at or below the mount it serves");
+        v = expect_allow_with(&p,
+                              &(struct broker_call){ .source = SERVES "/a", .target = SERVES "/b", .flags = MS_BIND },
+                              BROKER_DO_BIND);
+        broker_verdict_done(&v);
 }
 
 static void test_target_syntax(void **state) {
@@ -660,6 +694,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_target_must_be_below_kubelet_dir),
                 cmocka_unit_test(test_target_may_be_the_served_target),
+                cmocka_unit_test(test_routed_scope),
                 cmocka_unit_test(test_target_syntax),
                 cmocka_unit_test(test_target_length),
                 cmocka_unit_test(test_target_control_characters_are_escaped),

@@ -102,9 +102,15 @@ static bool path_ok(const struct broker_policy *p, const char *what, const char 
                         problem = "has a '.' or '..' component";
                 c += n;
         }
-        if (!problem && p->serves && streq(path, p->serves))
+        /*
+         * A routed container serves one mount: its scope is that target and, below the kubelet dir (where
+         * paths are resolved without symlinks), what is below it -- never another pod's volume nor the
+         * kubelet's own dirs.
+         */
+        if (!problem && p->serves &&
+            (streq(path, p->serves) || (path_is_below(p->serves, p->kubelet_dir) && path_is_below(path, p->serves))))
                 return true;
-        if (!problem && path_is_below(path, p->kubelet_dir) && !path_is_below(p->kubelet_dir, path))
+        if (!problem && !p->serves && path_is_below(path, p->kubelet_dir) && !path_is_below(p->kubelet_dir, path))
                 return true;
         shown[0] = '\0';
         if (streq(what, "target")) {
@@ -113,6 +119,9 @@ static bool path_ok(const struct broker_policy *p, const char *what, const char 
         }
         if (problem)
                 deny(v, EPERM, "%s%s %s", what, shown, problem);
+        else if (p->serves)
+                deny(v, EPERM, "%s%s is not at or below the mount it serves, %s", what, shown,
+                     escape(p->serves, dir, sizeof(dir)));
         else
                 deny(v, EPERM, "%s%s is not below %s", what, shown, escape(p->kubelet_dir, dir, sizeof(dir)));
         return false;

@@ -19,9 +19,9 @@
 /* A container's policy, from its spec's annotations (broker_policy_from_*). */
 struct broker_policy {
         const char *kubelet_dir; /* absolute, simplified: targets and bind sources below it */
-        const char *serves;      /* the routed mount's target (below kubelet_dir), or NULL */
-        char *const *types;      /* NULL-terminated: the fstypes it may mount ("fuse.sshfs", "tmpfs", ...) */
-        uid_t host_uid;          /* the container's id map: its 0 is host_uid, count ids */
+        const char *serves; /* the routed mount's target, or NULL: then its scope (below it, if below kubelet_dir) */
+        char *const *types; /* NULL-terminated: the fstypes it may mount ("fuse.sshfs", "tmpfs", ...) */
+        uid_t host_uid;     /* the container's id map: its 0 is host_uid, count ids */
         gid_t host_gid;
         uint32_t id_count;
         bool keep_suid_dev;          /* false: MS_NOSUID|MS_NODEV forced on every mount */
@@ -60,7 +60,9 @@ struct broker_verdict {
 /*
  * Decides one call.  Refuses (DENY, EPERM, a reason) unless:
  *  - target is absolute, has no "." or ".." component and no "//", and is
- *    below p->kubelet_dir (not the dir itself) or is p->serves;
+ *    below p->kubelet_dir (not the dir itself) -- or, for a routed
+ *    container (p->serves), is p->serves or, when that is below the
+ *    kubelet dir, below it;
  *  - mount: fstype is in p->types, or is "fuse" with a "subtype=X" option
  *    and "fuse.X" in p->types; MS_REMOUNT, MS_MOVE and propagation
  *    changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE) are refused;
