@@ -85,9 +85,9 @@ def translate_container(c, pod, volumes, image, guest, init):
             source = v["hostPath"]["path"]
         else:
             source = f"{guest}/configmap/{v['configMap']['name']}"
-        opts = ["ro" if m.get("readOnly") or "configMap" in v else "rw", PROPAGATION[m.get("mountPropagation")]]
-        args += ["--mount", f"type=bind,source={source},target={m['mountPath']},bind-propagation={opts[1]}"
-                 + (",readonly" if opts[0] == "ro" else "")]
+        readonly = m.get("readOnly") or "configMap" in v  # the kubelet projects ConfigMaps read-only
+        args += ["--mount", f"type=bind,source={source},target={m['mountPath']},"
+                 f"bind-propagation={PROPAGATION[m.get('mountPropagation')]}" + (",readonly" if readonly else "")]
     command = c.get("command", []) + c.get("args", [])
     if not command:
         fail(f"{where}: no command (the image's own entrypoint is not translated)")
