@@ -291,6 +291,22 @@ like "$OUT" "mount broker: mount -t fuse km-fdfile on $VOLS/fdfile[^$NL]*: refus
 check_fails "[fdfile] nothing is mounted in the host" is_mounted host "$VOLS/fdfile"
 check "[fdfile] rm" km rm fdfile
 
+# The container cannot move its bind, but it can rename the directories above it in its own
+# tree and make new ones in their place: the path then names none of the host's, and the
+# broker (which walks the caller's own paths) refuses it rather than mount in the container's tree.
+mkdir -p "$VOLS/moved"
+# (/k is made at its start, in its own layer: a directory of the image would not rename on overlayfs.)
+run km run -d --name moved --image fuse-tools --allow-mount tmpfs --mount "$KUBELET_DIR:/k/kubelet:rshared" -- \
+        sh -c "mv /k /k.away && mkdir -p '/k/kubelet/${VOLS#"$KUBELET_DIR"/}/moved' &&
+                mount -t tmpfs -o size=1m km-moved '/k/kubelet/${VOLS#"$KUBELET_DIR"/}/moved'"
+is "$RC:$OUT" "0:moved" "[moved] run -d: rename /k (above its kubelet bind /k/kubelet), mount at the same path"
+ctr_exited moved
+run logs_of moved
+like "$OUT" "mount broker: mount -t tmpfs km-moved on $VOLS/moved[^$NL]*: refused: /k/kubelet is not the bind of $KUBELET_DIR it was given" \
+        "[moved] logs: refused, the path is not where its bind is"
+check_fails "[moved] nothing is mounted in the host" is_mounted host "$VOLS/moved"
+check "[moved] rm" km rm moved
+
 # ---- umount of what host root mounted over the container's mount ------------------------
 
 # The container mounts at T; host root (the kubelet) then mounts its own volume over T: the

@@ -2,9 +2,10 @@
 /*
  * What the mount broker lets an unprivileged VCS container mount: pure
  * decisions on one trapped mount(2) or umount2(2), its strings already
- * copied out of the caller.  The broker (broker.h) then resolves the paths
- * without symlinks below the kubelet dir and performs the verdict in the
- * host's mount namespace; nothing here touches the kernel.
+ * copied out of the caller, its paths translated to the host's.  The broker
+ * (broker.h) then resolves the caller's own paths without symlinks and
+ * performs the verdict in its mount namespace (caller-view.h); nothing here
+ * touches the kernel.
  */
 #pragma once
 

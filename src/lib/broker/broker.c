@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 
 #include "broker.h"
+#include "caller-view.h"
 #include "fuse-probe.h"
 #include "libseccomp-dl.h"
 #include "mount-identity.h"
@@ -232,18 +233,6 @@ static void device_name(const struct broker_view *view, size_t i, int device, ch
                 snprintf(buf, size, "/proc/self/fd/%d", device);
 }
 
-static int open_target(const struct broker_policy *p, const char *target, char *why, size_t why_size) {
-        char component[256] = "";
-        const char *w = NULL;
-        int fd = resolve_confined(target, p->kubelet_dir, &w, component, sizeof(component));
-
-        if (fd < 0 && w) {
-                snprintf(why, why_size, "'%s' %s %s", component, w, p->kubelet_dir);
-                return -EPERM;
-        }
-        return fd;
-}
-
 /*
  * A FUSE mount: the kernel takes a connection only from a /dev/fuse opened
  * in the user namespace that owns the mount (the host's, so that pods may
@@ -299,22 +288,18 @@ static int do_fuse(int listener, const struct broker_notif *n, const struct brok
         return 0;
 }
 
-static int do_bind(const struct broker_policy *p, const struct broker_verdict *v, const struct broker_call *c,
-                   int target, char *why, size_t why_size) {
+static int do_bind(const struct broker_verdict *v, int source, int target) {
         struct mount_attr attr = {
                 .attr_set = (v->flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) |
                             (v->flags & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0) |
                             (v->flags & MS_NODEV ? MOUNT_ATTR_NODEV : 0) |
                             (v->flags & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0),
         };
-        _cleanup_close_ int source = open_target(p, c->source, why, why_size), tree = -EBADF;
+        _cleanup_close_ int tree = sys_open_tree(source, "",
+                                                 AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                         (v->flags & MS_REC ? AT_RECURSIVE : 0));
         int r;
 
-        if (source < 0)
-                return source;
-        tree = sys_open_tree(source, "",
-                             AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                     (v->flags & MS_REC ? AT_RECURSIVE : 0));
         if (tree < 0)
                 return tree;
         if ((r = sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr)) < 0)
@@ -322,87 +307,79 @@ static int do_bind(const struct broker_policy *p, const struct broker_verdict *v
         return sys_move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
-/* Whether the mount fd is in is one the broker made for this container at target (or one it cannot tell). */
-static bool mount_is_ours(const struct broker_policy *p, const char *target, int fd, unsigned *ret_id) {
+/* The call as the caller made it, in its own view (caller-view.h): where perform() finds its paths. */
+struct caller {
+        int root;                    /* its root, caller_enter()'s */
+        const char *target, *source; /* its own paths, untranslated */
+};
+
+/* What is mounted at the caller's path now: an O_PATH fd of the top mount there, and its ID; *at kept if given. */
+static int caller_top(const struct caller *who, const struct broker_view *view, const struct broker_policy *p,
+                      const char *path, unsigned *ret_id, struct resolved *ret_at, char *why, size_t why_size) {
+        struct resolved at;
+        int r = caller_resolve(who->root, view, p, path, &at, why, why_size);
+
+        if (r < 0)
+                return r;
+        r = mount_top_at(at.parent_fd, at.name, ret_id);
+        if (ret_at && r >= 0)
+                *ret_at = at;
+        else
+                resolved_done(&at);
+        return r;
+}
+
+/* Whether mount ID id, on top at target, is one the broker made for this container there (or one it cannot tell). */
+static bool mount_is_ours(const struct broker_policy *p, const char *target, unsigned id) {
         bool known = false;
 
-        *ret_id = 0;
-        if (fd_mount_id(fd, ret_id) < 0)
-                return true; /* no ID to compare: the record's target decides, as before */
         for (size_t i = 0; p->mounted_ids && p->mounted[i]; i++)
                 if (streq(p->mounted[i], target)) {
-                        if (p->mounted_ids[i] == 0 || p->mounted_ids[i] == *ret_id)
+                        if (p->mounted_ids[i] == 0 || p->mounted_ids[i] == id)
                                 return true;
                         known = true;
                 }
         return !known;
 }
 
-/* The ID of the mount on top at target, once mounted (0: it cannot be told). */
-static unsigned top_mount_id(const struct broker_policy *p, const char *target) {
+static int do_umount(const struct caller *who, const struct broker_view *view, const struct broker_policy *p,
+                     const struct broker_verdict *v, const char *target, char *why, size_t why_size) {
         struct resolved at = { .parent_fd = -EBADF };
-        char component[256] = "";
-        const char *w = NULL;
         unsigned id = 0;
-        int fd = resolve_confined_at(target, p->kubelet_dir, &at, &w, component, sizeof(component));
+        int fd = caller_top(who, view, p, who->target, &id, &at, why, why_size), r;
 
-        if (fd >= 0) {
-                if (fd_mount_id(fd, &id) < 0)
-                        id = 0;
-                close(fd);
-        }
-        resolved_done(&at);
-        return id;
-}
-
-static int do_umount(const struct broker_policy *p, const struct broker_verdict *v, const char *target, char *why,
-                     size_t why_size) {
-        struct resolved at = { .parent_fd = -EBADF };
-        char component[256] = "", path[PATH_LIMIT + 64];
-        const char *w = NULL;
-        int fd = resolve_confined_at(target, p->kubelet_dir, &at, &w, component, sizeof(component)), r = 0;
-        unsigned id;
-
-        if (fd >= 0 && !mount_is_ours(p, target, fd, &id)) {
+        if (fd < 0)
+                return fd;
+        /* Our fd is inside the mount: it would keep it busy. */
+        close(fd);
+        if (!mount_is_ours(p, target, id)) {
                 /* Host root mounted over it (the kubelet's own volume): that is not the container's to remove. */
                 snprintf(why, why_size, "the mount on top of the target (ID %u) is not the one it made", id);
                 r = -EPERM;
-        } else if (fd < 0 && w) {
-                snprintf(why, why_size, "'%s' %s %s", component, w, p->kubelet_dir);
-                r = -EPERM;
-        } else if (fd < 0)
-                r = fd;
-        else if (at.parent_fd < 0)
-                r = -EINVAL;
-        else {
-                /* Our fd is inside the mount: it would keep it busy. */
-                closep(&fd);
-                snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", at.parent_fd, at.name);
-                r = umount2(path, (int)v->flags) < 0 ? -errno : 0;
-        }
-        if (fd >= 0)
-                close(fd);
+        } else
+                r = umount_at(at.parent_fd, at.name, (int)v->flags);
         resolved_done(&at);
         return r;
 }
 
 /*
- * Performs an allowed verdict.  A refusal by its own checks, on what the
- * policy's strings cannot show (a path that resolves outside the kubelet
- * dir, a device the container was not given, fuseblk), fills why; a
- * failure of the kernel's leaves it empty.
+ * Performs an allowed verdict in the caller's mount namespace, on its
+ * paths.  A refusal by its own checks, on what the policy's strings cannot
+ * show (a path not where its bind is, a device the container was not
+ * given, fuseblk), fills why; a failure of the kernel's leaves it empty.
  */
 static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
                    const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
-                   char *why, size_t why_size) {
-        _cleanup_close_ int target = -EBADF, device = -EBADF;
+                   const struct caller *who, char *why, size_t why_size) {
+        _cleanup_close_ int target = -EBADF, device = -EBADF, source = -EBADF;
         char at[64], dev[PATH_LIMIT];
+        unsigned id;
         size_t i = 0;
         int r;
 
         if (v->action == BROKER_DO_UMOUNT)
-                return do_umount(p, v, c->target, why, why_size);
-        target = open_target(p, c->target, why, why_size);
+                return do_umount(who, view, p, v, c->target, why, why_size);
+        target = caller_top(who, view, p, who->target, &id, NULL, why, why_size);
         if (target < 0)
                 return target;
         snprintf(at, sizeof(at), "/proc/self/fd/%d", target);
@@ -415,7 +392,8 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
                 }
                 return do_fuse(listener, n, v, c, at, why, why_size);
         case BROKER_DO_BIND:
-                return do_bind(p, v, c, target, why, why_size);
+                source = caller_top(who, view, p, who->source, &id, NULL, why, why_size);
+                return source < 0 ? source : do_bind(v, source, target);
         case BROKER_DO_MOUNT:
                 if (fstype_is_nodev(c->fstype))
                         r = mount(c->source ?: c->fstype, at, c->fstype, v->flags, v->data) < 0 ? -errno : 0;
@@ -429,33 +407,16 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         }
 }
 
-/*
- * The host's path of the container's path: through the deepest bind that
- * holds it (a bind of the kubelet dir at its own path changes nothing).
- * Components are compared whole; the policy checks the result.
- */
-static int translate(const struct broker_view *view, char **path) {
-        const struct broker_bind *best = NULL;
-        size_t best_len = 0;
-        char *host;
+/* The ID of the mount on top at the caller's target, once mounted (0: it cannot be told). */
+static unsigned top_mount_id(const struct caller *who, const struct broker_view *view, const struct broker_policy *p) {
+        char why[256];
+        unsigned id = 0;
+        int fd = caller_top(who, view, p, who->target, &id, NULL, why, sizeof(why));
 
-        if (!*path)
+        if (fd < 0)
                 return 0;
-        for (size_t i = 0; i < view->n_binds; i++) {
-                const char *d = view->binds[i].destination;
-                size_t len = streq(d, "/") ? 0 : strlen(d);
-
-                if (strncmp(*path, d, len) == 0 && ((*path)[len] == '/' || (*path)[len] == '\0') &&
-                    (!best || len >= best_len))
-                        best = &view->binds[i], best_len = len;
-        }
-        if (!best)
-                return -EPERM;
-        if (asprintf(&host, "%s%s", best->source, *path + best_len) < 0)
-                return -ENOMEM;
-        free(*path);
-        *path = host;
-        return 0;
+        close(fd);
+        return id;
 }
 
 bool broker_notif_is_open(const struct broker_notif *n) {
@@ -527,6 +488,8 @@ static void serve_open(int listener, const struct broker_notif *n, const struct 
 void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p,
                   const struct broker_view *view, struct broker_outcome *out) {
         char *strings[4] = {}, why[256] = "";
+        _cleanup_free_ char *own_target = NULL, *own_source = NULL;
+        struct caller who = { .root = -EBADF };
         struct broker_call c = {};
         struct broker_verdict v = { .fuse_fd = -1 };
         _cleanup_free_ char *line = NULL;
@@ -553,19 +516,22 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
         /*
          * A path of the container's own tree is no host path, whatever it spells (a container given no
          * bind could name another pod's volume by its host path): one outside every bind is refused.
+         * The policy decides on the host's paths; perform() works on the caller's own.
          */
-        int rt = c.target && c.target[0] == '/' ? translate(view, &strings[1]) : 0;
-        int rs = c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND) && c.source && c.source[0] == '/'
-                         ? translate(view, &strings[0])
-                         : 0;
+        bool bind = c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND) && c.source && c.source[0] == '/';
+        if (c.target && c.target[0] == '/' && !(own_target = strdup(c.target)))
+                r = -ENOMEM;
+        else if (bind && !(own_source = strdup(c.source)))
+                r = -ENOMEM;
+        int rt = own_target ? view_translate(view, &strings[1]) : 0;
+        int rs = bind && r == 0 ? view_translate(view, &strings[0]) : 0;
         c.source = strings[0];
         c.target = strings[1];
-        if (rt == -ENOMEM || rs == -ENOMEM)
+        if (r < 0 || rt == -ENOMEM || rs == -ENOMEM)
                 r = -ENOMEM;
         else if (rt == -EPERM || rs == -EPERM) {
                 char shown[96];
 
-                r = 0;
                 v = (struct broker_verdict){ .action = BROKER_DENY, .error = EPERM, .fuse_fd = -1 };
                 if (rt == -EPERM)
                         snprintf(v.why, sizeof(v.why), "target %s is in none of the container's binds",
@@ -579,9 +545,12 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 snprintf(out->line, sizeof(out->line), "%s", strerror(-r));
                 goto answer;
         }
+        who.target = own_target;
+        who.source = own_source;
         if (v.action == BROKER_DENY)
                 out->error = v.error;
-        else if ((r = perform(listener, n, p, &c, &v, view, why, sizeof(why))) < 0) {
+        else if ((r = caller_enter(listener, n, &who.root)) < 0 ||
+                 (r = perform(listener, n, p, &c, &v, view, &who, why, sizeof(why))) < 0) {
                 out->error = -r;
                 if (*why) {
                         /* One of perform's own checks (paths resolved, devices given): a refusal, logged as one. */
@@ -595,7 +564,7 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 out->mounted = v.action != BROKER_DO_UMOUNT;
                 out->unmounted = v.action == BROKER_DO_UMOUNT;
                 if (out->mounted)
-                        out->mount_id = top_mount_id(p, c.target);
+                        out->mount_id = top_mount_id(&who, view, p);
                 snprintf(out->target, sizeof(out->target), "%s", c.target);
         }
         line = broker_describe(&c, &v);
@@ -604,6 +573,7 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                  v.action != BROKER_DENY && out->error ? why : "");
 answer:
 done:
+        closep(&who.root);
         broker_verdict_done(&v);
         for (size_t i = 0; i < ELEMENTSOF(strings); i++)
                 free(strings[i]);

@@ -5,9 +5,10 @@
  * agent's loop receives each notification (broker_recv); a forked worker
  * serves it (broker_serve): copies the call's strings out of the caller's
  * memory through /proc/PID/mem, re-checking the notification id after the
- * read (seccomp_unotify(2)), decides (broker-policy.h), performs the verdict
- * in its own -- the host's -- mount namespace on paths resolved without
- * symlinks below the kubelet dir, and answers the caller (0 or an errno).
+ * read (seccomp_unotify(2)), decides (broker-policy.h) on the host's paths
+ * of the caller's, performs the verdict in the caller's mount namespace on
+ * its own paths resolved without symlinks (caller-view.h), and answers the
+ * caller (0 or an errno).
  * A FUSE mount is made with a /dev/fuse fd the broker opened (the kernel
  * accepts only a fd opened in the user namespace that owns the mount),
  * whose connection the caller's own /dev/fuse file, at the fd= it named,

@@ -2,10 +2,12 @@
 /*
  * What makes a VCS container unprivileged, in its config.json: a "user"
  * namespace whose root is an unprivileged host id, a "cgroup" namespace,
- * binds that receive mounts (rslave) but give none back, and the mount
- * broker's annotation.  The launcher (launch.c) enters the user namespace
- * last, in the command, so the mount, pid and network namespaces stay the
- * host root's: the container cannot mount by itself even without seccomp.
+ * and the mount broker's annotation.  The launcher (launch.c) enters the
+ * user namespace last, in the command, so the mount, pid and network
+ * namespaces stay the host root's: the container cannot mount by itself
+ * even without seccomp.  Its binds keep the propagation they were given:
+ * the broker mounts in its namespace, and an rshared bind carries that
+ * mount to the host as it would a privileged container's.
  */
 #include <ctype.h>
 #include <sched.h>
@@ -43,25 +45,6 @@ bad:
                                "KUBEMOUNT_IDMAP=%s: must be HOSTID:COUNT, HOSTID > 0, COUNT 1..65536 "
                                "(default %u:%u)",
                                env, SPEC_IDMAP_DEFAULT_HOST_ID, SPEC_IDMAP_DEFAULT_COUNT);
-}
-
-/* Binds that would carry the container's own mounts to the host receive only: the broker mounts there. */
-static int binds_rslave(json_t *mounts) {
-        size_t i, j;
-        json_t *m, *o;
-
-        json_array_foreach(mounts, i, m) {
-                json_t *options = json_object_get(m, "options");
-
-                json_array_foreach(options, j, o) {
-                        const char *w = json_string_value(o);
-
-                        if (w && (streq(w, "rshared") || streq(w, "shared")) &&
-                            json_array_set_new(options, j, json_string("rslave")) < 0)
-                                return -ENOMEM;
-                }
-        }
-        return 0;
 }
 
 int spec_make_unprivileged(json_t *root, const struct vcs_inputs *in, struct km_error *err) {
@@ -102,8 +85,7 @@ int spec_make_unprivileged(json_t *root, const struct vcs_inputs *in, struct km_
                                 json_pack("[{s:i, s:I, s:I}]", "containerID", 0, "hostID", (json_int_t)host, "size",
                                           (json_int_t)count)) < 0 ||
             json_object_set_new(linux_, "rootfsPropagation", json_string("rslave")) < 0 ||
-            json_object_set_new(annotations, SPEC_ANNOTATION_BROKER, json_string(types)) < 0 ||
-            binds_rslave(json_object_get(root, "mounts")) < 0)
+            json_object_set_new(annotations, SPEC_ANNOTATION_BROKER, json_string(types)) < 0)
                 return error_set(err, -ENOMEM, "vcs: config.json: the user namespace");
         return 0;
 }
