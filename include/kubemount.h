@@ -290,6 +290,13 @@ void km_vcs_set_timeout_ms(struct km_vcs *v, int timeout_ms);
 void km_vcs_set_privileged(struct km_vcs *v, bool privileged);
 /* An fstype the broker mounts for it (none by default; "fuse.sshfs", "tmpfs", ...). */
 int km_vcs_allow_mount(struct km_vcs *v, const char *fstype);
+/*
+ * A path where the broker mounts for it, and below (repeatable; none by
+ * default, so that nothing is mounted): a pod's volume dir or a plugin's
+ * dir below the kubelet dir, never the kubelet's own dirs nor another live
+ * container's target (the agent refuses the run otherwise).
+ */
+int km_vcs_add_mount_target(struct km_vcs *v, const char *path);
 /* The OCI runtime-spec config.json the container is made from (free()). */
 char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err);
 

@@ -18,8 +18,8 @@ static const char help[] =
         "in a user namespace of its own (its root is an unprivileged host id) with the\n"
         "VCS capability set there and none in the host's, and each mount(2) or\n"
         "umount2(2) it makes is made by kubemount in the host after a policy check:\n"
-        "only the types --allow-mount names, only below the kubelet dir, nosuid and\n"
-        "nodev forced; a refusal is EPERM and a line in 'kubemount logs NAME' (see\n"
+        "only the types --allow-mount names, only at the paths --mount-target names\n"
+        "(and below them), nosuid and nodev forced; a refusal is EPERM and a line in 'kubemount logs NAME' (see\n"
         "docs/SECURITY.md).  With --privileged it holds the VCS capability set in the\n"
         "host's user namespace instead and makes its own mounts.  Mounts made below a\n"
         "--mount bound rshared appear in the host and in pods.\n"
@@ -49,6 +49,12 @@ static const char help[] =
         "  --allow-mount TYPE     let kubemount make mounts of TYPE (fuse.sshfs, nfs,\n"
         "                         tmpfs, ...) for the container; repeatable.  Default:\n"
         "                         none, every mount it asks for is refused\n"
+        "  --mount-target PATH    let kubemount mount for the container at host PATH\n"
+        "                         and below it (its path through its --mount);\n"
+        "                         repeatable.  A pod's volume dir (KUBELET/pods/UID/\n"
+        "                         volumes/PLUGIN/NAME) or a plugin's (KUBELET/plugins/\n"
+        "                         NAME/X), never the kubelet's own dirs nor another\n"
+        "                         running container's target.  Default: none\n"
         "  --privileged           the VCS capability set in the host's user namespace\n"
         "                         and mounts of its own, unchecked: a host root for\n"
         "                         whoever controls the image.  Only for clients that\n"
@@ -110,15 +116,15 @@ static int parse_timeout(const char *s, int *ms) {
 
 int cmd_run(struct cli *cli, int argc, char **argv) {
         static const struct option run_opts[] = {
-                { "image", required_argument, NULL, 'G' },   { "rootfs", required_argument, NULL, 'R' },
-                { "name", required_argument, NULL, 'n' },    { "detach", no_argument, NULL, 'd' },
-                { "mount", required_argument, NULL, 'm' },   { "env", required_argument, NULL, 'e' },
-                { "net", required_argument, NULL, 'N' },     { "host-dev", no_argument, NULL, 'D' },
-                { "read-only", no_argument, NULL, 'r' },     { "cwd", required_argument, NULL, 'w' },
-                { "timeout", required_argument, NULL, 'T' }, { "interactive", no_argument, NULL, 'i' },
-                { "runtime", required_argument, NULL, 'U' }, { "print-spec", no_argument, NULL, 'P' },
-                { "privileged", no_argument, NULL, 'p' },    { "allow-mount", required_argument, NULL, 'A' },
-                { "help", no_argument, NULL, 'h' },
+                { "image", required_argument, NULL, 'G' },        { "rootfs", required_argument, NULL, 'R' },
+                { "name", required_argument, NULL, 'n' },         { "detach", no_argument, NULL, 'd' },
+                { "mount", required_argument, NULL, 'm' },        { "env", required_argument, NULL, 'e' },
+                { "net", required_argument, NULL, 'N' },          { "host-dev", no_argument, NULL, 'D' },
+                { "read-only", no_argument, NULL, 'r' },          { "cwd", required_argument, NULL, 'w' },
+                { "timeout", required_argument, NULL, 'T' },      { "interactive", no_argument, NULL, 'i' },
+                { "runtime", required_argument, NULL, 'U' },      { "print-spec", no_argument, NULL, 'P' },
+                { "privileged", no_argument, NULL, 'p' },         { "allow-mount", required_argument, NULL, 'A' },
+                { "mount-target", required_argument, NULL, 'M' }, { "help", no_argument, NULL, 'h' },
         };
         struct option opts[ELEMENTSOF(run_opts) + 5];
         struct km_image_options *io = cli_image_options_new();
@@ -183,6 +189,12 @@ int cmd_run(struct cli *cli, int argc, char **argv) {
                                         "run: --allow-mount: '%s' is not a filesystem type name (at most 64 "
                                         "letters, digits and . _ + -)",
                                         optarg);
+                        break;
+                case 'M':
+                        r = km_vcs_add_mount_target(v, optarg);
+                        said = r == -EINVAL;
+                        if (said)
+                                cli_error("run: --mount-target: '%s' is not an absolute path", optarg);
                         break;
                 case 'p':
                         km_vcs_set_privileged(v, true);

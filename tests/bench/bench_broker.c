@@ -25,14 +25,15 @@
 #define NAME_BROKER "kmb-p12-broker"
 #define NAME_PRIV "kmb-p12-priv"
 #define IN_SOURCE "/var/lib/kubelet/export"
-#define IN_TARGET "/var/lib/kubelet/p12"
+#define IN_TARGET "/var/lib/kubelet/plugins/kmbench/p12" /* a plugin's dir: a valid --mount-target */
 
 enum { OP_MOUNT, OP_UMOUNT, OP_TRUE, N_OPS };
 
 static bool ctr_start(const char *name, bool privileged) {
-        char bind[800], *argv[20];
+        char bind[800], target[800], *argv[24];
         size_t k = 0;
 
+        snprintf(target, sizeof(target), "%s/plugins/kmbench/p12", route_kubelet_dir());
         argv[k++] = (char *)km();
         argv[k++] = (char *)"run";
         argv[k++] = (char *)"-d";
@@ -49,6 +50,8 @@ static bool ctr_start(const char *name, bool privileged) {
                 argv[k++] = (char *)"fuse";
                 argv[k++] = (char *)"--allow-mount";
                 argv[k++] = (char *)"fuse.bindfs";
+                argv[k++] = (char *)"--mount-target";
+                argv[k++] = (char *)target;
         }
         argv[k++] = (char *)"--";
         argv[k++] = (char *)"sleep";
@@ -117,7 +120,11 @@ void bench_p12(long n) {
                                 goto out;
         if (!route_setup())
                 goto out;
-        snprintf(target, sizeof(target), "%s/p12", route_kubelet_dir());
+        snprintf(target, sizeof(target), "%s/plugins", route_kubelet_dir());
+        (void)mkdir(target, 0755);
+        snprintf(target, sizeof(target), "%s/plugins/kmbench", route_kubelet_dir());
+        (void)mkdir(target, 0755);
+        snprintf(target, sizeof(target), "%s/plugins/kmbench/p12", route_kubelet_dir());
         if (mkdir(target, 0755) < 0 && errno != EEXIST) {
                 fail("P12: mkdir %s: %m", target);
                 goto out;

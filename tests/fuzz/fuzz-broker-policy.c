@@ -28,6 +28,7 @@
 #define HEADER 11
 #define KUBELET "/var/lib/kubelet"
 #define SERVES KUBELET "/pods/p/volumes/v/mount"
+#define OTHER_TARGET KUBELET "/plugins/x/y"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,7 +40,7 @@ enum {
         CTL_NO_FSTYPE = 1 << 3,
         CTL_NO_DATA = 1 << 4,
         CTL_KEEP_SUID_DEV = 1 << 5,
-        CTL_NO_SERVES = 1 << 6,
+        CTL_NO_SERVES = 1 << 6, /* one target (a routed container's), not two */
         CTL_MORE_TYPES = 1 << 7,
 };
 
@@ -53,10 +54,8 @@ static bool has_control(const char *s) {
         return false;
 }
 
-/* Our own reading of the path rules, apart from broker-policy.c's. */
-static bool path_allowed(const char *path, const char *serves) {
-        size_t n = strlen(KUBELET);
-
+/* Our own reading of the path rules, apart from broker-policy.c's: at or below one of the targets. */
+static bool path_allowed(const char *path, char *const *targets) {
         if (!path || strlen(path) >= PATH_MAX || path[0] != '/')
                 return false;
         if (strstr(path, "//") || strstr(path, "/./") || strstr(path, "/../"))
@@ -64,9 +63,34 @@ static bool path_allowed(const char *path, const char *serves) {
         if (path[strlen(path) - 1] == '/' || strcmp(path + strlen(path) - 2, "/.") == 0 ||
             (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0))
                 return false;
-        if (serves && strcmp(path, serves) == 0)
-                return true;
-        return strncmp(path, KUBELET, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+        for (char *const *t = targets; *t; t++)
+                if (strncmp(path, *t, strlen(*t)) == 0 && (path[strlen(*t)] == '\0' || path[strlen(*t)] == '/'))
+                        return true;
+        return false;
+}
+
+/* Our own reading of broker_target_check's rules, for a target it took. */
+static void check_target_rules(const char *t) {
+        static const char *const own[] = { "pki/", "plugins_registry/", "device-plugins/", "pod-resources/",
+                                           "checkpoints/" };
+        const char *rel = t + strlen(KUBELET "/");
+        size_t slashes = 0;
+
+        check(strncmp(t, KUBELET "/", strlen(KUBELET "/")) == 0 && *rel);
+        check(!strstr(t, "//") && !strstr(t, "/./") && !strstr(t, "/../") && t[strlen(t) - 1] != '/');
+        check(strcmp(t + strlen(t) - 2, "/.") != 0 && strcmp(t + strlen(t) - 3, "/..") != 0);
+        for (const char *c = rel; *c; c++)
+                slashes += *c == '/';
+        check(slashes >= 1);
+        for (size_t i = 0; i < sizeof(own) / sizeof(*own); i++)
+                check(strncmp(rel, own[i], strlen(own[i])) != 0);
+        if (strncmp(rel, "pods/", 5) == 0) {
+                const char *v = strchr(rel + 5, '/');
+
+                check(v && strncmp(v, "/volumes/", 9) == 0 && slashes >= 4);
+        }
+        if (strncmp(rel, "plugins/", 8) == 0)
+                check(slashes >= 2);
 }
 
 /* A value worth looking for in the output: long, with a character no reason or path of ours has. */
@@ -168,7 +192,7 @@ static void check_verdict(const struct broker_policy *p, const struct broker_cal
                 check(!v->data && v->fuse_fd == -1);
                 return;
         }
-        check(path_allowed(c->target, p->serves));
+        check(path_allowed(c->target, p->targets));
         if (v->action == BROKER_DO_UMOUNT) {
                 bool found = false;
 
@@ -188,7 +212,7 @@ static void check_verdict(const struct broker_policy *p, const struct broker_cal
         switch (v->action) {
         case BROKER_DO_BIND:
                 check(v->flags & MS_BIND);
-                check(path_allowed(c->source, p->serves));
+                check(path_allowed(c->source, p->targets));
                 check(!v->data);
                 break;
         case BROKER_DO_FUSE:
@@ -228,7 +252,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (data[10] == 255) /* ids near the top of the range */
                 p.host_uid = p.host_gid = UINT32_MAX - 100;
         p.keep_suid_dev = ctl & CTL_KEEP_SUID_DEV;
-        p.serves = ctl & CTL_NO_SERVES ? NULL : SERVES;
+        p.targets = ctl & CTL_NO_SERVES ? (char *[]){ (char *)SERVES, NULL }
+                                        : (char *[]){ (char *)SERVES, (char *)OTHER_TARGET, NULL };
         p.types = ctl & CTL_MORE_TYPES ? wide : narrow;
 
         buf = fuzz_argv(data + HEADER, size - HEADER, words, MAX_WORDS, &argc);
@@ -242,6 +267,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (char *const *m = p.mounted; m && *m; m++)
                 n_mounted++;
 
+        const char *why;
+        if (broker_target_check(KUBELET, c.target, &why) == 0)
+                check_target_rules(c.target);
+        else
+                check(why && !has_control(why));
         check(broker_decide(&p, &c, &v) == 0);
         check_verdict(&p, &c, &v, n_mounted);
         line = broker_describe(&c, &v);

@@ -113,7 +113,8 @@ fuse_volume() {
         FUSE_TARGET[$name]=$target FUSE_FILE[$name]=$file
         t0=$(now_ms)
         check "[$name] run -d --image fuse-tools --allow-mount fuse --allow-mount fuse.$type" \
-                km run -d --name "$name" --image fuse-tools --allow-mount fuse --allow-mount "fuse.$type" "${KB[@]}" "$@"
+                km run -d --name "$name" --image fuse-tools --allow-mount fuse --allow-mount "fuse.$type" \
+                --mount-target "$target" "${KB[@]}" "$@"
         if wait_for 20 is_mounted host "$target"; then
                 ok "[$name] the mount is in the host below the kubelet dir ($(($(now_ms) - t0)) ms from run)"
         else
@@ -189,7 +190,7 @@ kernel_volume() {
         mkdir -p "$target"
         t0=$(now_ms)
         check "[$name] run -d --image fuse-tools --allow-mount $type -- mount $*" \
-                km run -d --name "$name" --image fuse-tools --allow-mount "$type" "${KB[@]}" "${run[@]}" -- \
+                km run -d --name "$name" --image fuse-tools --allow-mount "$type" --mount-target "$target" "${KB[@]}" "${run[@]}" -- \
                 sh -c "$MOUNT_WAIT" sh "$name" "$@"
         if wait_for 20 is_mounted host "$target"; then
                 ok "[$name] the mount is in the host ($(($(now_ms) - t0)) ms from run)"
@@ -235,7 +236,7 @@ kernel_volume xfs xfs "" --mount "$XFS:$XFS" -- -t xfs "$XFS" "$CVOLS/xfs"
 mkdir -p "$KUBELET_DIR/devs" "$VOLS/notgiven"
 read -r major minor < <(stat -c '0x%t 0x%T' "$XFS")
 mknod "$KUBELET_DIR/devs/other" b "$major" "$minor" || bail_out "mknod of $XFS's node"
-run km run -d --name notgiven --image fuse-tools --allow-mount xfs --allow-mount ext4 --mount "$EXT:$EXT" "${KB[@]}" -- \
+run km run -d --name notgiven --image fuse-tools --allow-mount xfs --allow-mount ext4 --mount-target "$VOLS/notgiven" --mount "$EXT:$EXT" "${KB[@]}" -- \
         mount -t xfs /var/lib/kubelet/devs/other "$CVOLS/notgiven"
 is "$RC:$OUT" "0:notgiven" "[notgiven] run -d: mount -t xfs of a device node it was not given"
 ctr_exited notgiven
@@ -252,7 +253,7 @@ check "[notgiven] rm" km rm notgiven
 # the device check refuses it before mount(2) sees it (a ':' once passed for a network address).
 grep -qw jfs /proc/filesystems && diag "jfs is in this kernel: the device check applies as to any listed block type"
 ln "$KUBELET_DIR/devs/other" "$KUBELET_DIR/devs/pci-0000:00:1f.2-other"
-run km run -d --name colon --image fuse-tools --allow-mount jfs --mount "$EXT:$EXT" "${KB[@]}" -- \
+run km run -d --name colon --image fuse-tools --allow-mount jfs --mount-target "$VOLS/notgiven" --mount "$EXT:$EXT" "${KB[@]}" -- \
         mount -t jfs "/var/lib/kubelet/devs/pci-0000:00:1f.2-other" "$CVOLS/notgiven"
 is "$RC:$OUT" "0:colon" "[colon] run -d: mount -t jfs of a device node with a ':' in its path, not given"
 ctr_exited colon
@@ -268,7 +269,7 @@ rm -f "$KUBELET_DIR/devs/other" "$KUBELET_DIR/devs/pci-0000:00:1f.2-other"
 # A container given no bind of the kubelet dir names another pod's volume by its host path,
 # made in its own tree: that is no host path, and is refused (it was once taken as one).
 mkdir -p "$VOLS/nobind"
-run km run -d --name nobind --image fuse-tools --allow-mount tmpfs -- \
+run km run -d --name nobind --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/nobind" -- \
         sh -c "mkdir -p '$VOLS/nobind' && mount -t tmpfs -o size=1m km-nobind '$VOLS/nobind'"
 is "$RC:$OUT" "0:nobind" "[nobind] run -d (no bind): mount -t tmpfs at the host path of a volume"
 ctr_exited nobind
@@ -281,7 +282,7 @@ check "[nobind] rm" km rm nobind
 # fd= naming a regular file, not /dev/fuse: refused before anything is mounted (a file of the
 # container's own FUSE mount would have hung the broker's FUSE_DEV_IOC_CLONE on it).
 mkdir -p "$VOLS/fdfile"
-run km run -d --name fdfile --image fuse-tools --allow-mount fuse "${KB[@]}" -- \
+run km run -d --name fdfile --image fuse-tools --allow-mount fuse --mount-target "$VOLS/fdfile" "${KB[@]}" -- \
         sh -c "mount -i -t fuse -o fd=0,rootmode=40000,user_id=0,group_id=0 km-fdfile '$CVOLS/fdfile' </etc/passwd"
 is "$RC:$OUT" "0:fdfile" "[fdfile] run -d: mount -t fuse with fd=0 a regular file"
 ctr_exited fdfile
@@ -296,7 +297,8 @@ check "[fdfile] rm" km rm fdfile
 # broker (which walks the caller's own paths) refuses it rather than mount in the container's tree.
 mkdir -p "$VOLS/moved"
 # (/k is made at its start, in its own layer: a directory of the image would not rename on overlayfs.)
-run km run -d --name moved --image fuse-tools --allow-mount tmpfs --mount "$KUBELET_DIR:/k/kubelet:rshared" -- \
+run km run -d --name moved --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/moved" \
+        --mount "$KUBELET_DIR:/k/kubelet:rshared" -- \
         sh -c "mv /k /k.away && mkdir -p '/k/kubelet/${VOLS#"$KUBELET_DIR"/}/moved' &&
                 mount -t tmpfs -o size=1m km-moved '/k/kubelet/${VOLS#"$KUBELET_DIR"/}/moved'"
 is "$RC:$OUT" "0:moved" "[moved] run -d: rename /k (above its kubelet bind /k/kubelet), mount at the same path"
@@ -307,12 +309,45 @@ like "$OUT" "mount broker: mount -t tmpfs km-moved on $VOLS/moved[^$NL]*: refuse
 check_fails "[moved] nothing is mounted in the host" is_mounted host "$VOLS/moved"
 check "[moved] rm" km rm moved
 
+# ---- the scope: its --mount-target paths, and below them -----------------------------------
+
+# Given the whole kubelet dir and --mount-target of its own volume, a container may not mount over
+# another pod's secret, nor the kubelet's pki/; with no --mount-target it mounts nowhere.
+VICTIM=$KUBELET_DIR/pods/uid-victim/volumes/kubernetes.io~secret/tok
+mkdir -p "$VICTIM" "$KUBELET_DIR/pki" "$VOLS/mine"
+echo "victim's token" >"$VICTIM/token"
+for t in "$VICTIM" "$KUBELET_DIR/pki" "$VOLS"; do
+        c=${t#"$KUBELET_DIR"/}
+        run km run --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/mine" "${KB[@]}" -- \
+                mount -t tmpfs -o size=1m km-scope "/var/lib/kubelet/$c"
+        is "$RC" 32 "[scope] --mount-target of its own volume: mount over ${c} fails (exit 32)"
+        check_fails "[scope] ... nothing is mounted there" is_mounted host "$t"
+done
+is "$(cat "$VICTIM/token" 2>&1)" "victim's token" "[scope] the victim's secret is as it was"
+run km run -d --name scope --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/mine" "${KB[@]}" -- \
+        sh -c "mount -t tmpfs -o size=1m km-scope '/var/lib/kubelet/${VICTIM#"$KUBELET_DIR"/}'; exec sleep 600"
+if wait_for 10 vcs_logs_has scope "refused: target"; then ok "[scope] logs: a refusal"; else not_ok "[scope] logs: a refusal"; fi
+like "$(logs_of scope)" "refused: target $VICTIM is not at or below its mount target $VOLS/mine" \
+        "[scope] logs: the target is not at or below its mount target"
+run km run -d --name scope2 --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/mine/sub" "${KB[@]}" -- sleep 1
+is "$RC" 125 "[scope] a second container's --mount-target below a running one's is refused"
+like "$ERR" "--mount-target $VOLS/mine/sub: container scope has $VOLS/mine" "[scope] ... naming the other container"
+check "[scope] rm -f" km rm -f scope
+run km run --image fuse-tools --allow-mount tmpfs "${KB[@]}" -- mount -t tmpfs -o size=1m km-none "$CVOLS/mine"
+is "$RC" 32 "[scope] no --mount-target: the mount fails (exit 32)"
+check_fails "[scope] ... nothing is mounted" is_mounted host "$VOLS/mine"
+for t in "$KUBELET_DIR/pki" "$KUBELET_DIR/pods/uid-a" "$KUBELET_DIR" /etc/x "$VICTIM/../../../../../pki"; do
+        run km run --image fuse-tools --allow-mount tmpfs --mount-target "$t" "${KB[@]}" -- true
+        is "$RC" 125 "[scope] run --mount-target $t is refused (exit 125, as docker run)"
+        like "$ERR" "--mount-target $t: " "[scope] ... with an error naming it"
+done
+
 # ---- umount of what host root mounted over the container's mount ------------------------
 
 # The container mounts at T; host root (the kubelet) then mounts its own volume over T: the
 # container's umount of T must not take the kubelet's mount away (only the one it made).
 mkdir -p "$VOLS/over"
-check "[over] run -d: mount -t tmpfs, then stay" km run -d --name over --image fuse-tools --allow-mount tmpfs "${KB[@]}" -- \
+check "[over] run -d: mount -t tmpfs, then stay" km run -d --name over --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/over" "${KB[@]}" -- \
         sh -c "mount -t tmpfs -o size=1m km-over '$CVOLS/over' && exec sleep 600"
 wait_for 15 is_mounted host "$VOLS/over" || diag "logs over: $(logs_of over)"
 mount -t tmpfs -o size=1m km-kubelets "$VOLS/over"
@@ -331,7 +366,7 @@ check "[over] rm -f" km rm -f over
 # 300 refused mounts as fast as the container can make them: its log gets at most 20
 # refusals a second and a count of the others, which add up; the container's log stays small.
 mkdir -p "$VOLS/flood"
-check "[flood] run -d: 300 refused mounts" km run -d --name flood --image fuse-tools --allow-mount ext4 "${KB[@]}" -- \
+check "[flood] run -d: 300 refused mounts" km run -d --name flood --image fuse-tools --allow-mount ext4 --mount-target "$VOLS/flood" "${KB[@]}" -- \
         sh -c "i=0; while [ \$i -lt 300 ]; do mount -t tmpfs km-flood '$CVOLS/flood' 2>/dev/null; i=\$((i + 1)); done"
 ctr_exited flood 120
 run logs_of flood
@@ -344,7 +379,7 @@ check "[flood] rm" km rm flood
 # ---- a type the container may not mount ------------------------------------
 
 mkdir -p "$VOLS/refused"
-run km run -d --name refused --image fuse-tools --allow-mount ext4 "${KB[@]}" -- \
+run km run -d --name refused --image fuse-tools --allow-mount ext4 --mount-target "$VOLS/refused" "${KB[@]}" -- \
         mount -t tmpfs -o size=1m km-refused "$CVOLS/refused"
 is "$RC:$OUT" "0:refused" "[refused] run -d --allow-mount ext4 -- mount -t tmpfs"
 ctr_exited refused

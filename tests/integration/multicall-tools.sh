@@ -107,8 +107,24 @@ run kt fsck -a "$DEV"
 is "$RC:$host_rc" "1:1" "fsck -a that corrects errors exits 1, as the host's"
 
 # ---- xfs -----------------------------------------------------------------------------
+# By default the host's xfsprogs (policy host: mkfs.xfs and xfs_growfs need CAP_SYS_ADMIN of
+# the host, and a privileged default of a mutable tag would be host root for whoever pushes
+# it); a root-owned vcs.d entry opts in to the image, privileged, pinned by digest.
 new_loop "$NODE/xfs.img" 320M
 XFS=$DEV
+run km vcs list
+like "$OUT" $'(^|\n)xfs +- +host ' "vcs list: xfs is the host's by default (policy host, no image)"
+run kt mkfs.xfs -N "$XFS"
+is "$RC" 0 "mkfs.xfs -N (policy host) runs the host's mkfs.xfs"
+export KUBEMOUNT_VCS_DIR=$NODE/vcs.d
+mkdir -p "$KUBEMOUNT_VCS_DIR"
+FT=$(km image import --json "oci:$KM_BUILD_DIR/images/fuse-tools" fuse-tools:latest |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["manifest"])')
+check "image fuse-tools@$FT" km image import -q "oci:$KM_BUILD_DIR/images/fuse-tools" "fuse-tools@$FT"
+echo '{"mappings": [{"types": ["xfs"], "image": "fuse-tools@'"$FT"'", "privileged": true}]}' \
+        >"$KUBEMOUNT_VCS_DIR/xfs.json"
+run km vcs list
+like "$OUT" $'(^|\n)xfs +fuse-tools@'"$FT"$' [^\n]*\\(privileged\\)' "vcs list: the vcs.d entry maps xfs to the pinned image, privileged"
 run kt blkid -p -s TYPE -s PTTYPE -o export "$XFS"
 is "$RC:$OUT:$ERR" "2::" "blkid on a blank device for xfs: exit 2"
 check "mkfs.xfs formats it" kt mkfs.xfs -L kmxfs "$XFS"

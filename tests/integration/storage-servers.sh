@@ -107,7 +107,8 @@ vcs_volume() { # NAME IMAGE FILE WANT MOUNT-COMMAND...
         t0=$(now_ms)
         # Unprivileged: the broker mounts the client's FUSE types for it.
         check "run -d --image $image -- $*" km run -d --name "$name" --image "$image" \
-                --allow-mount fuse --allow-mount fuse.glusterfs --allow-mount fuse.sshfs --mount "$KUBELET_DIR:$KUBELET_DIR:rshared" --mount "$SSHD_KEY_DIR:$SSHD_KEY_DIR:private:ro" -- \
+                --allow-mount fuse --allow-mount fuse.glusterfs --allow-mount fuse.sshfs --mount-target "$target" \
+                --mount "$KUBELET_DIR:$KUBELET_DIR:rshared" --mount "$SSHD_KEY_DIR:$SSHD_KEY_DIR:private:ro" -- \
                 sh -c 't=$1; shift; "$@" || exit 1; trap "umount \"\$t\"; exit 0" TERM; sleep infinity & wait' \
                 sh "$target" "$@"
         if wait_for 20 is_mounted host "$target"; then

@@ -50,11 +50,11 @@ check "image import: the test rootfs with escape-probe and broker-hostile (local
 rm -f "$W/root.tar.gz"
 
 # Targets below the kubelet dir are made here: a container's root owns nothing there.
-P=$KUBELET_DIR/pods/uid-escape/volumes/kubernetes.io~csi
+P=$KUBELET_DIR/pods/uid-escape/volumes/kubernetes.io~csi/escape # its --mount-target
 mkdir -p "$P"
 KB=(--mount "$KUBELET_DIR:$KUBELET_DIR:rslave")
-# esc [RUN-OPTIONS] -- CMD...: a default container: unprivileged, tmpfs allowed.
-esc() { km --kubelet-dir="$KUBELET_DIR" run --image local/escape:1 "${KB[@]}" --allow-mount tmpfs "$@"; }
+# esc [RUN-OPTIONS] -- CMD...: a default container: unprivileged, tmpfs allowed at $P and below.
+esc() { km --kubelet-dir="$KUBELET_DIR" run --image local/escape:1 "${KB[@]}" --allow-mount tmpfs --mount-target "$P" "$@"; }
 # escp [RUN-OPTIONS] -- CMD...: the same, --privileged (today's container).
 escp() { km --kubelet-dir="$KUBELET_DIR" run --image local/escape:1 "${KB[@]}" --privileged "$@"; }
 # The host's mount points, one a line, sorted (the sandbox's namespace: where the broker mounts).
@@ -193,7 +193,8 @@ is "$(vcs_json "(get('esc-default') or {}).get('mounts_allowed')")" '["tmpfs"]' 
         "[ps] ps --json: \"mounts_allowed\": [\"tmpfs\"] (--allow-mount tmpfs)"
 run km ps
 diag "ps: ${OUT//$NL/ | }"
-km rm -f esc-default esc-priv >/dev/null 2>&1
+check "[ps] rm -f esc-default" km rm -f esc-default
+check "[ps] rm -f esc-priv" km rm -f esc-priv
 
 # ---- the broker fed hostile arguments ----
 H=$P/hostile

@@ -32,7 +32,7 @@ echo "from the fuse-tools image" >"$KUBELET_DIR/export/data"
 pod_up a
 # Unprivileged (the default): bindfs's mount(2) is made by the broker, which allows it by --allow-mount.
 check "run -d bindfs from the image" km run -d --name fuse-v --image fuse-tools \
-        --allow-mount fuse --allow-mount fuse.bindfs --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- \
+        --allow-mount fuse --allow-mount fuse.bindfs --mount-target "$V" --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- \
         bindfs -f /var/lib/kubelet/export /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~csi/v
 wait_for 10 is_mounted host "$V"
 is "$(cat "$V/data" 2>&1)" "from the fuse-tools image" "the host reads the volume"
@@ -49,7 +49,7 @@ T=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~empty-dir/t
 mkdir -p "$T"
 rm -f "$KUBELET_DIR/go" "$KUBELET_DIR/gone"
 check "run -d a client that mounts a tmpfs, then unmounts it when told" km run -d --name late --image fuse-tools \
-        --allow-mount tmpfs --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- sh -c \
+        --allow-mount tmpfs --mount-target "$T" --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- sh -c \
         'mount -t tmpfs late /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~empty-dir/t && echo mounted
          while [ ! -e /var/lib/kubelet/gone ]; do sleep 0.1; done
          umount /var/lib/kubelet/pods/uid-a/volumes/kubernetes.io~empty-dir/t && echo unmounted; sleep 60'

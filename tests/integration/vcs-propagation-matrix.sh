@@ -30,8 +30,9 @@ NAMES=(master slave private default)
 
 # All four run before any mounts, as the e2e test's pods do: a container started later would copy the others' mounts.
 for c in "${NAMES[@]}"; do
-        # --allow-mount: the broker's list of types for the default mode; --privileged ignores it.
-        run vcs_run --detach --name "pm-$c" --allow-mount tmpfs --mount "$D:/mnt/test:${PROP[$c]}" -- sleep 1000
+        # --allow-mount and --mount-target: what and where the broker mounts for it in the default mode.
+        run vcs_run --detach --name "pm-$c" --allow-mount tmpfs --mount-target "$D/$c" \
+                --mount "$D:/mnt/test:${PROP[$c]}" -- sleep 1000
         is "$RC" 0 "[$MODE] container $c (${PROP[$c]}) starts"
 done
 for c in "${NAMES[@]}"; do

@@ -50,7 +50,7 @@ run_kubelet() {
 }
 
 run_kubelet timeout 30 "$KUBEMOUNT" --host-mount-ns /rootfs/proc/1/ns/mnt run --detach --name kvcs --rootfs "$ROOTFS" \
-        --allow-mount fuse --allow-mount fuse.bindfs \
+        --allow-mount fuse --allow-mount fuse.bindfs --mount-target "$P/k" \
         --mount "$V:/srv" --mount "$KUBELET_DIR:/var/lib/kubelet:rshared" -- bindfs -f /srv "$C/k"
 kubelet=$SPAWNED
 if wait_for 10 is_mounted host "$P/k"; then ok "kubelet: run --detach of bindfs; the mount is in the host"; else

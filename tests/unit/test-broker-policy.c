@@ -28,9 +28,13 @@
 
 static char *types[] = { (char *)"fuse.sshfs", (char *)"tmpfs", (char *)"nfs", (char *)"cifs", NULL };
 static char *mounted[] = { (char *)KUBELET "/a", (char *)SERVES, NULL };
+/* A run container's --mount-target paths: what these tests mount at, and below. */
+static char *targets[] = { (char *)KUBELET "/a", (char *)KUBELET "/b",    (char *)KUBELET "/x",   (char *)KUBELET "/y",
+                           (char *)KUBELET "/m", (char *)KUBELET "/pods", (char *)KUBELET "/..x", NULL };
 
 static struct broker_policy policy(void) {
         return (struct broker_policy){ .kubelet_dir = KUBELET,
+                                       .targets = targets,
                                        .types = types,
                                        .host_uid = HOST_ID,
                                        .host_gid = HOST_ID,
@@ -130,13 +134,13 @@ static void test_target_must_be_below_kubelet_dir(void **state) {
         allow_tmpfs_on(KUBELET "/x");
         allow_tmpfs_on(KUBELET "/pods/p/volumes/a b/.hidden/...");
         c = mnt("tmpfs", "/etc", "tmpfs", 0, NULL);
-        expect_deny(&c, EPERM, "target /etc is not below /var/lib/kubelet");
+        expect_deny(&c, EPERM, "target /etc is not at or below its mount targets /var/lib/kubelet/a, ...");
         c.target = KUBELET;
-        expect_deny(&c, EPERM, "is not below");
+        expect_deny(&c, EPERM, "is not at or below its mount targets");
         c.target = "/var/lib/kubeletX/y"; /* a component boundary, not a prefix */
-        expect_deny(&c, EPERM, "is not below");
+        expect_deny(&c, EPERM, "is not at or below its mount targets");
         c.target = "/var/lib";
-        expect_deny(&c, EPERM, "is not below");
+        expect_deny(&c, EPERM, "is not at or below its mount targets");
         c.target = "/";
         expect_deny(&c, EPERM, "trailing '/'");
 }
@@ -146,11 +150,11 @@ static void test_target_may_be_the_served_target(void **state) {
         struct broker_call c = mnt("tmpfs", "/srv/routed", "tmpfs", 0, NULL);
         struct broker_verdict v;
 
-        p.serves = "/srv/routed"; /* outside the kubelet dir: equal to it, never below it */
+        p.targets = (char *[]){ (char *)"/srv/routed", NULL }; /* outside the kubelet dir: equal to it, never below */
         v = expect_allow_with(&p, &c, BROKER_DO_MOUNT);
         broker_verdict_done(&v);
         c.target = "/srv/routed/x";
-        expect_deny_with(&p, &c, EPERM, "is not at or below the mount it serves, /srv/routed");
+        expect_deny_with(&p, &c, EPERM, "is not at or below its mount target /srv/routed");
 }
 
 /* A routed container's scope is its target: never another pod's volume, nor the kubelet's own dirs. */
@@ -168,7 +172,7 @@ static void test_routed_scope(void **state) {
         struct broker_policy p = policy();
         struct broker_verdict v;
 
-        p.serves = SERVES;
+        p.targets = (char *[]){ (char *)SERVES, NULL };
         v = expect_allow_with(&p, &(struct broker_call){ .target = SERVES, .fstype = "tmpfs" }, BROKER_DO_MOUNT);
         broker_verdict_done(&v);
         v = expect_allow_with(&p, &(struct broker_call){ .target = SERVES "/sub", .fstype = "tmpfs" }, BROKER_DO_MOUNT);
@@ -176,18 +180,83 @@ static void test_routed_scope(void **state) {
         for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
                 test_note("target %s", refused[i]);
                 expect_deny_with(&p, &(struct broker_call){ .target = refused[i], .fstype = "tmpfs" }, EPERM,
-                                 "is not at or below the mount it serves");
+                                 "is not at or below its mount target " SERVES);
         }
         /* A bind's source too: only from below its own target. */
         expect_deny_with(&p,
                          &(struct broker_call){ .source = KUBELET "/pods/victim/volumes/kubernetes.io~secret/tok",
                                                 .target = SERVES "/sub",
                                                 .flags = MS_BIND },
-                         EPERM, "bind source is not at or below the mount it serves");
+                         EPERM, "bind source is not at or below its mount target");
         v = expect_allow_with(&p,
                               &(struct broker_call){ .source = SERVES "/a", .target = SERVES "/b", .flags = MS_BIND },
                               BROKER_DO_BIND);
         broker_verdict_done(&v);
+}
+
+/* A run container with no --mount-target mounts nowhere (what the kubelet dir holds is not its to cover). */
+static void test_no_targets(void **state) {
+        struct broker_policy p = policy();
+
+        p.targets = NULL;
+        expect_deny_with(&p, &(struct broker_call){ .target = KUBELET "/a", .fstype = "tmpfs" }, EPERM,
+                         "the container has no mount target (run --mount-target)");
+        p.targets = (char *[]){ NULL };
+        expect_deny_with(&p, &(struct broker_call){ .target = KUBELET "/a", .fstype = "tmpfs" }, EPERM,
+                         "has no mount target");
+}
+
+/* What `run --mount-target` takes: a pod's volume or a plugin's dir, never the kubelet's own. */
+static void test_target_check(void **state) {
+        static const char *const good[] = {
+                KUBELET "/pods/uid/volumes/kubernetes.io~csi/v",
+                KUBELET "/pods/uid/volumes/kubernetes.io~csi/v/mount",
+                KUBELET "/plugins/kubernetes.io/iscsi",
+                KUBELET "/plugins/kubemount-test/vol",
+                KUBELET "/e2e/master",
+        };
+        static const char *const bad[][2] = {
+                { KUBELET, "below the kubelet dir" },
+                { "/etc/x", "below the kubelet dir" },
+                { "var/lib/kubelet/a/b", "below the kubelet dir" },
+                { KUBELET "/pods", "direct child" },
+                { KUBELET "/config.yaml", "direct child" },
+                { KUBELET "/pki/kubelet-client-current.pem", "kubelet's own dirs" },
+                { KUBELET "/pki/x/y", "kubelet's own dirs" },
+                { KUBELET "/plugins_registry/x", "kubelet's own dirs" },
+                { KUBELET "/device-plugins/kubelet.sock", "kubelet's own dirs" },
+                { KUBELET "/pod-resources/x", "kubelet's own dirs" },
+                { KUBELET "/checkpoints/x", "kubelet's own dirs" },
+                { KUBELET "/pods/uid", "not a pod's volume" },
+                { KUBELET "/pods/uid/volumes", "not a pod's volume" },
+                { KUBELET "/pods/uid/volumes/kubernetes.io~secret", "not a pod's volume" },
+                { KUBELET "/pods/uid/volume-subpaths/v/c/0", "not a pod's volume" },
+                { KUBELET "/pods/uid/containers/c/x", "not a pod's volume" },
+                { KUBELET "/pods/uid/volumesX/p/v", "not a pod's volume" },
+                { KUBELET "/plugins/kubernetes.io", "plugin's own dir" },
+                { KUBELET "/e2e/../pki/x", "'..' component" },
+                { KUBELET "/e2e//x", "'..' component" },
+                { KUBELET "/e2e/x/", "'..' component" },
+        };
+        const char *why;
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                test_note("good %s", good[i]);
+                assert_int_equal(broker_target_check(KUBELET, good[i], &why), 0);
+                assert_null(why);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                test_note("bad %s", bad[i][0]);
+                assert_int_equal(broker_target_check(KUBELET, bad[i][0], &why), -EINVAL);
+                assert_non_null(why);
+                assert_non_null(strstr(why, bad[i][1]));
+        }
+        assert_int_equal(broker_target_check(KUBELET, NULL, &why), -EINVAL);
+        assert_int_equal(broker_target_check(NULL, KUBELET "/e2e/x", &why), -EINVAL);
+        assert_true(broker_targets_overlap(KUBELET "/e2e/x", KUBELET "/e2e/x"));
+        assert_true(broker_targets_overlap(KUBELET "/e2e/x", KUBELET "/e2e/x/y"));
+        assert_true(broker_targets_overlap(KUBELET "/e2e/x/y", KUBELET "/e2e/x"));
+        assert_false(broker_targets_overlap(KUBELET "/e2e/x", KUBELET "/e2e/xy"));
 }
 
 static void test_target_syntax(void **state) {
@@ -220,6 +289,7 @@ static void test_target_length(void **state) {
         memcpy(path, KUBELET "/", strlen(KUBELET "/"));
         for (size_t i = 100; i < PATH_MAX; i += 100)
                 path[i] = '/';
+        path[strlen(KUBELET "/a")] = '/';         /* below its target /a */
         c = mnt("tmpfs", path, "tmpfs", 0, NULL); /* PATH_MAX bytes */
         expect_deny(&c, ENAMETOOLONG, "target is longer than PATH_MAX");
         path[PATH_MAX - 1] = '\0';
@@ -233,8 +303,8 @@ static void test_target_control_characters_are_escaped(void **state) {
         struct broker_call c = mnt("tmpfs", "/etc\n\x1b[2J\\x", "tmpfs", 0, NULL);
 
         /* The kernel takes any byte in a name: below the kubelet dir it is allowed, and logged escaped. */
-        allow_tmpfs_on(KUBELET "/a\nb\tc");
-        expect_deny(&c, EPERM, "target /etc\\x0a\\x1b[2J\\x5cx is not below");
+        allow_tmpfs_on(KUBELET "/a/x\nb\tc");
+        expect_deny(&c, EPERM, "target /etc\\x0a\\x1b[2J\\x5cx is not at or below its mount targets");
 }
 
 /* ---- flags ---- */
@@ -311,11 +381,11 @@ static void test_bind(void **state) {
 
         /* The source under the target's rules, its text kept out of the reason. */
         c.source = "/etc";
-        expect_deny(&c, EPERM, "bind source is not below /var/lib/kubelet");
+        expect_deny(&c, EPERM, "bind source is not at or below its mount targets /var/lib/kubelet/a, ...");
         c.source = "/";
         expect_deny(&c, EPERM, "bind source has an empty component");
         c.source = KUBELET;
-        expect_deny(&c, EPERM, "bind source is not below");
+        expect_deny(&c, EPERM, "bind source is not at or below its mount targets");
         c.source = KUBELET "/../../../etc";
         expect_deny(&c, EPERM, "bind source has a '.' or '..' component");
         c.source = "u:" SECRET "@h";
@@ -324,7 +394,7 @@ static void test_bind(void **state) {
         expect_deny(&c, EFAULT, "bind source is a NULL pointer");
         c.source = KUBELET "/a";
         c.target = "/etc";
-        expect_deny(&c, EPERM, "target /etc is not below");
+        expect_deny(&c, EPERM, "target /etc is not at or below its mount targets");
 }
 
 /* ---- count ---- */
@@ -335,11 +405,11 @@ static void test_mount_count(void **state) {
         struct broker_policy p = policy();
         struct broker_call c = mnt("tmpfs", KUBELET "/x", "tmpfs", 0, NULL),
                            b = mnt(KUBELET "/a", KUBELET "/y", NULL, MS_BIND, NULL);
-        struct broker_call u = umnt(KUBELET "/m3", 0);
+        struct broker_call u = umnt(KUBELET "/m/3", 0);
         struct broker_verdict v;
 
         for (size_t i = 0; i < BROKER_MAX_MOUNTS_DEFAULT; i++) {
-                snprintf(names[i], sizeof(names[i]), KUBELET "/m%zu", i);
+                snprintf(names[i], sizeof(names[i]), KUBELET "/m/%zu", i);
                 many[i] = names[i];
         }
         p.mounted = many;
@@ -554,7 +624,7 @@ static void test_umount(void **state) {
         c.target = KUBELET "/b/../a";
         expect_deny(&c, EPERM, "'.' or '..' component");
         c.target = "/proc/sys";
-        expect_deny(&c, EPERM, "target /proc/sys is not below /var/lib/kubelet");
+        expect_deny(&c, EPERM, "target /proc/sys is not at or below its mount targets /var/lib/kubelet/a, ...");
         c.target = NULL;
         expect_deny(&c, EFAULT, "target is a NULL pointer");
         p.mounted = NULL;
@@ -591,7 +661,6 @@ static void test_null_pointers(void **state) {
         p.kubelet_dir = "var/lib/kubelet";
         expect_deny_with(&p, &ok, EPERM, "the policy has no kubelet dir");
         p.kubelet_dir = KUBELET;
-        p.serves = NULL;
         v = expect_allow_with(&p, &ok, BROKER_DO_MOUNT);
         line = broker_describe(&(struct broker_call){ .op = BROKER_OP_MOUNT }, &v);
         assert_non_null(line);
@@ -629,15 +698,17 @@ static void test_describe(void **state) {
         expect_line(&c, "mount -t cifs //u:<masked>@srv/share on " KUBELET
                         "/x (username=u,password=<masked>): refused: MS_REMOUNT is not allowed");
         c = mnt("u:" SECRET "@h:/", "/etc", "fuse.sshfs", 0, NULL);
-        expect_line(&c, "mount -t fuse.sshfs u:<masked>@h:/ on /etc: refused: target /etc is not below " KUBELET);
+        expect_line(&c,
+                    "mount -t fuse.sshfs u:<masked>@h:/ on /etc: refused: target /etc is not at or below its mount "
+                    "targets " KUBELET "/a, ...");
         c = umnt("/etc", 0);
-        expect_line(&c, "umount /etc: refused: target /etc is not below " KUBELET);
+        expect_line(&c, "umount /etc: refused: target /etc is not at or below its mount targets " KUBELET "/a, ...");
         c = mnt(KUBELET "/a", KUBELET "/x", NULL, MS_BIND, NULL);
         expect_line(&c, "mount --bind " KUBELET "/a on " KUBELET "/x (nosuid,nodev): allowed");
         c = mnt("x\n", "/a\tb\\", "t\x1b", 0, "a=\n");
         expect_line(&c,
                     "mount -t t\\x1b x\\x0a on /a\\x09b\\x5c (a=\\x0a): refused: "
-                    "target /a\\x09b\\x5c is not below " KUBELET);
+                    "target /a\\x09b\\x5c is not at or below its mount targets " KUBELET "/a, ...");
 }
 
 static void test_describe_masks_sources(void **state) {
@@ -695,6 +766,8 @@ int main(void) {
                 cmocka_unit_test(test_target_must_be_below_kubelet_dir),
                 cmocka_unit_test(test_target_may_be_the_served_target),
                 cmocka_unit_test(test_routed_scope),
+                cmocka_unit_test(test_no_targets),
+                cmocka_unit_test(test_target_check),
                 cmocka_unit_test(test_target_syntax),
                 cmocka_unit_test(test_target_length),
                 cmocka_unit_test(test_target_control_characters_are_escaped),

@@ -73,6 +73,11 @@ _printf_(3, 4) static int deny(struct broker_verdict *v, int error, const char *
         return 0;
 }
 
+/* path is below dir, and not dir itself. */
+static bool strictly_below(const char *path, const char *dir) {
+        return path_is_below(path, dir) && !path_is_below(dir, path);
+}
+
 /*
  * Whether path passes the string checks of a target (what: "target") or a
  * bind source (whose text stays out of the reason: it may be anything);
@@ -80,7 +85,7 @@ _printf_(3, 4) static int deny(struct broker_verdict *v, int error, const char *
  */
 static bool path_ok(const struct broker_policy *p, const char *what, const char *path, struct broker_verdict *v) {
         const char *problem = NULL;
-        char shown[96], dir[96];
+        char shown[200], dir[200];
 
         if (!path || strlen(path) >= PATH_MAX) {
                 deny(v, path ? ENAMETOOLONG : EFAULT, "%s %s", what,
@@ -103,15 +108,12 @@ static bool path_ok(const struct broker_policy *p, const char *what, const char 
                 c += n;
         }
         /*
-         * A routed container serves one mount: its scope is that target and, below the kubelet dir (where
-         * paths are resolved without symlinks), what is below it -- never another pod's volume nor the
-         * kubelet's own dirs.
+         * Its scope is its targets and, below the kubelet dir (where paths are resolved without symlinks),
+         * what is below them -- never another pod's volume nor the kubelet's own dirs.
          */
-        if (!problem && p->serves &&
-            (streq(path, p->serves) || (path_is_below(p->serves, p->kubelet_dir) && path_is_below(path, p->serves))))
-                return true;
-        if (!problem && !p->serves && path_is_below(path, p->kubelet_dir) && !path_is_below(p->kubelet_dir, path))
-                return true;
+        for (char *const *t = p->targets; !problem && t && *t; t++)
+                if (streq(path, *t) || (strictly_below(*t, p->kubelet_dir) && path_is_below(path, *t)))
+                        return true;
         shown[0] = '\0';
         if (streq(what, "target")) {
                 shown[0] = ' ';
@@ -119,12 +121,56 @@ static bool path_ok(const struct broker_policy *p, const char *what, const char 
         }
         if (problem)
                 deny(v, EPERM, "%s%s %s", what, shown, problem);
-        else if (p->serves)
-                deny(v, EPERM, "%s%s is not at or below the mount it serves, %s", what, shown,
-                     escape(p->serves, dir, sizeof(dir)));
+        else if (!p->targets || !p->targets[0])
+                deny(v, EPERM, "%s%s: the container has no mount target (run --mount-target)", what, shown);
         else
-                deny(v, EPERM, "%s%s is not below %s", what, shown, escape(p->kubelet_dir, dir, sizeof(dir)));
+                deny(v, EPERM, "%s%s is not at or below its mount target%s %s%s", what, shown, p->targets[1] ? "s" : "",
+                     escape(p->targets[0], dir, sizeof(dir)), p->targets[1] ? ", ..." : "");
         return false;
+}
+
+/* The kubelet's own dirs, below which no container mounts (broker_target_check). */
+static const char *const KUBELET_OWN[] = { "pki",           "plugins_registry", "device-plugins",
+                                           "pod-resources", "checkpoints",      NULL };
+
+int broker_target_check(const char *kubelet_dir, const char *target, const char **ret_why) {
+        const char *rel, *c;
+        size_t depth = 0, n;
+
+        *ret_why = NULL;
+        if (!target || target[0] != '/' || !kubelet_dir || !strictly_below(target, kubelet_dir)) {
+                *ret_why = "is not an absolute path below the kubelet dir";
+                return -EINVAL;
+        }
+        for (c = target; *c;) {
+                n = strcspn(++c, "/");
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
+                        *ret_why = "has an empty, '.' or '..' component";
+                        return -EINVAL;
+                }
+                c += n;
+        }
+        rel = target + strlen(kubelet_dir) + (streq(kubelet_dir, "/") ? 0 : 1);
+        for (c = rel; *c; c += *c == '/')
+                depth++, c += strcspn(c, "/");
+        n = strcspn(rel, "/");
+        for (const char *const *own = KUBELET_OWN; *own; own++)
+                if (strlen(*own) == n && strncmp(rel, *own, n) == 0) {
+                        *ret_why = "is in one of the kubelet's own dirs";
+                        return -EINVAL;
+                }
+        if (depth < 2)
+                *ret_why = "is one of the kubelet's own dirs or files (a direct child of the kubelet dir)";
+        else if (n == 4 && strncmp(rel, "pods", 4) == 0 &&
+                 (depth < 5 || strncmp(rel + 5 + strcspn(rel + 5, "/"), "/volumes/", 9) != 0))
+                *ret_why = "is in pods/ but not a pod's volume (pods/UID/volumes/PLUGIN/NAME) nor below one";
+        else if (n == 7 && strncmp(rel, "plugins", 7) == 0 && depth < 3)
+                *ret_why = "is in plugins/ but not below a plugin's own dir (plugins/NAME/X)";
+        return *ret_why ? -EINVAL : 0;
+}
+
+bool broker_targets_overlap(const char *a, const char *b) {
+        return streq(a, b) || path_is_below(a, b) || path_is_below(b, a);
 }
 
 static bool strv_contains(char *const *l, const char *s) {

@@ -16,13 +16,14 @@
 #include "util.h"
 
 #define BROKER_MAX_MOUNTS_DEFAULT 16
+#define BROKER_TARGETS_MAX 16 /* a run container's --mount-target paths */
 
 /* A container's policy, from its spec's annotations (broker_policy_from_*). */
 struct broker_policy {
         const char *kubelet_dir; /* absolute, simplified: targets and bind sources below it */
-        const char *serves; /* the routed mount's target, or NULL: then its scope (below it, if below kubelet_dir) */
-        char *const *types; /* NULL-terminated: the fstypes it may mount ("fuse.sshfs", "tmpfs", ...) */
-        uid_t host_uid;     /* the container's id map: its 0 is host_uid, count ids */
+        char *const *targets;    /* NULL-terminated (NULL: none): its scope, each and, if below kubelet_dir, below it */
+        char *const *types;      /* NULL-terminated: the fstypes it may mount ("fuse.sshfs", "tmpfs", ...) */
+        uid_t host_uid;          /* the container's id map: its 0 is host_uid, count ids */
         gid_t host_gid;
         uint32_t id_count;
         bool keep_suid_dev;          /* false: MS_NOSUID|MS_NODEV forced on every mount */
@@ -51,7 +52,7 @@ enum broker_action {
 struct broker_verdict {
         enum broker_action action;
         int error;     /* DENY: the errno the caller gets (EPERM; EINVAL for a malformed call; see below) */
-        char why[256]; /* DENY: one line for the log, with no option value in it */
+        char why[512]; /* DENY: one line for the log, with no option value in it */
         /* To pass on: MS_NOSUID|MS_NODEV added unless keep_suid_dev; umount: UMOUNT_NOFOLLOW added. */
         unsigned long flags;
         char *data;  /* to pass on (malloc'ed, may be NULL); FUSE: without fd=, ids mapped, allow_other */
@@ -61,9 +62,8 @@ struct broker_verdict {
 /*
  * Decides one call.  Refuses (DENY, EPERM, a reason) unless:
  *  - target is absolute, has no "." or ".." component and no "//", and is
- *    below p->kubelet_dir (not the dir itself) -- or, for a routed
- *    container (p->serves), is p->serves or, when that is below the
- *    kubelet dir, below it;
+ *    one of p->targets (a routed container's target, a run container's
+ *    --mount-target) or, when that is below the kubelet dir, below it;
  *  - mount: fstype is in p->types, or is "fuse" with a "subtype=X" option
  *    and "fuse.X" in p->types; MS_REMOUNT, MS_MOVE and propagation
  *    changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE) are refused;
@@ -84,6 +84,20 @@ struct broker_verdict {
  * Returns 0 (v filled, the DENY case included) or -ENOMEM (v a DENY too).
  */
 int broker_decide(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v);
+
+/*
+ * Whether target may be a run container's mount target (--mount-target):
+ * absolute, simplified (no ".", "..", "//" nor a trailing "/"), below
+ * kubelet_dir and none of the kubelet's own: not a direct child of it (its
+ * files, pods/, plugins/, pki/ ...), nothing in pki/, plugins_registry/,
+ * device-plugins/, pod-resources/ or checkpoints/; in pods/ only a volume,
+ * pods/UID/volumes/PLUGIN/NAME, or below it; in plugins/ only below a
+ * plugin's own dir, plugins/NAME/X.  0, or -EINVAL with *ret_why.
+ */
+int broker_target_check(const char *kubelet_dir, const char *target, const char **ret_why);
+
+/* Whether paths a and b are the same, or one is below the other (targets that would share mounts). */
+bool broker_targets_overlap(const char *a, const char *b);
 void broker_verdict_done(struct broker_verdict *v);
 
 /*

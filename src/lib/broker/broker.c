@@ -409,7 +409,7 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
 
 /* The ID of the mount on top at the caller's target, once mounted (0: it cannot be told). */
 static unsigned top_mount_id(const struct caller *who, const struct broker_view *view, const struct broker_policy *p) {
-        char why[256];
+        char why[512];
         unsigned id = 0;
         int fd = caller_top(who, view, p, who->target, &id, NULL, why, sizeof(why));
 
@@ -487,7 +487,7 @@ static void serve_open(int listener, const struct broker_notif *n, const struct 
 
 void broker_serve(int listener, const struct broker_notif *n, const struct broker_policy *p,
                   const struct broker_view *view, struct broker_outcome *out) {
-        char *strings[4] = {}, why[256] = "";
+        char *strings[4] = {}, why[512] = "";
         _cleanup_free_ char *own_target = NULL, *own_source = NULL;
         struct caller who = { .root = -EBADF };
         struct broker_call c = {};

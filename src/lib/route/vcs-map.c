@@ -22,26 +22,28 @@
 /*
  * The images of images/, as `kubemount image import oci:build/images/NAME` names them.
  * ext2/3/4, xfs and block-tools are the tools of the multi-call form (vcs-tools.h).
- * xfs is privileged: the kernel wants CAP_SYS_ADMIN of the host's user namespace for
+ * xfs is the host's: the kernel wants CAP_SYS_ADMIN of the host's user namespace for
  * mkfs.xfs's BLKBSZSET and for xfs_growfs (XFS_IOC_FSGROWFSDATA), which no user
- * namespace of a container gives.
+ * namespace of a container gives, and a privileged container of a mutable tag would
+ * make whoever pushes it host root.  A root-owned vcs.d entry opts in to a privileged
+ * image pinned by digest (docs/images.md).
  */
 static const struct {
         const char *type, *image;
-        bool privileged;
+        enum vcs_policy policy;
 } defaults[] = {
-        { "block-tools", "fuse-tools:latest", false },
-        { "ceph", "rbd:latest", false },
-        { "ext2", "fuse-tools:latest", false },
-        { "ext3", "fuse-tools:latest", false },
-        { "ext4", "fuse-tools:latest", false },
-        { "fuse.bindfs", "fuse-tools:latest", false },
-        { "fuse.squashfuse", "fuse-tools:latest", false },
-        { "fuse.sshfs", "fuse-tools:latest", false },
-        { "glusterfs", "glusterfs:latest", false },
-        { "nfs", "nfs:latest", false },
-        { "nfs4", "nfs:latest", false },
-        { "xfs", "fuse-tools:latest", true },
+        { "block-tools", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "ceph", "rbd:latest", VCS_POLICY_AUTO },
+        { "ext2", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "ext3", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "ext4", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "fuse.bindfs", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "fuse.squashfuse", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "fuse.sshfs", "fuse-tools:latest", VCS_POLICY_AUTO },
+        { "glusterfs", "glusterfs:latest", VCS_POLICY_AUTO },
+        { "nfs", "nfs:latest", VCS_POLICY_AUTO },
+        { "nfs4", "nfs:latest", VCS_POLICY_AUTO },
+        { "xfs", NULL, VCS_POLICY_HOST },
 };
 
 const char *vcs_policy_to_string(enum vcs_policy p) {
@@ -628,8 +630,8 @@ int vcs_map_load(const struct vcs_map_sources *s, struct vcs_map **ret, struct k
                 _cleanup_(batch_done) struct batch b = {};
 
                 for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
-                        r = batch_add(&b, defaults[i].type, defaults[i].image, VCS_POLICY_AUTO, -1, NULL,
-                                      defaults[i].privileged, "default", err);
+                        r = batch_add(&b, defaults[i].type, defaults[i].image, defaults[i].policy, -1, NULL, false,
+                                      "default", err);
                         if (r < 0)
                                 return r;
                 }

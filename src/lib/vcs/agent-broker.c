@@ -121,9 +121,19 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                 } else
                         binds[view.n_binds++] = (struct broker_bind){ m->destination, m->source };
         }
+        /* Its scope: a routed container's target, a run container's --mount-target ones (agent-ops.c). */
+        char *targets[BROKER_TARGETS_MAX + 2] = {};
+        size_t n_targets = 0, i;
+        json_t *t;
+
+        targets[n_targets] = (char *)json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
+        n_targets += targets[n_targets] != NULL;
+        json_array_foreach(json_object_get(c->state, "mount_targets"), i,
+                           t) if (json_is_string(t) && n_targets <= BROKER_TARGETS_MAX) targets[n_targets++] =
+                (char *)json_string_value(t);
         struct broker_policy p = {
                 .kubelet_dir = c->kubelet_dir,
-                .serves = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target")),
+                .targets = targets,
                 .types = c->spec->broker_types,
                 .host_uid = c->spec->host_uid,
                 .host_gid = c->spec->host_gid,

@@ -10,6 +10,7 @@
 
 #include "agent-gc.h"
 #include "agent-broker.h"
+#include "broker-policy.h"
 #include "agent-ops.h"
 #include "agent-workers.h"
 #include "launch.h"
@@ -143,6 +144,8 @@ static void record_image_and_mount(struct ctr *c, json_t *req) {
         }
         if (target && target[0] == '/')
                 json_object_set_new(c->state, "mount", json_pack("{s:s, s:s?}", "target", target, "type", type));
+        if (json_array_size(json_object_get(req, "mount_targets")))
+                json_object_set_new(c->state, "mount_targets", json_incref(json_object_get(req, "mount_targets")));
 }
 
 /* The audit trail, host privilege given out included (the agent's log: the journal under systemd). */
@@ -164,6 +167,58 @@ static void container_start_event(struct ctr *c, const char *name, pid_t pid) {
         log_event(c->spec->id_count ? KM_LOG_INFO : KM_LOG_NOTICE, MESSAGE_ID_CONTAINER_START, pairs,
                   "container %s: started%s, pid %d", name,
                   c->spec->id_count ? "" : " privileged (host capabilities, mounts of its own)", (int)pid);
+}
+
+/* Whether live container c has a target that overlaps path: its --mount-target ones, or (routed too) its mount's. */
+static const char *ctr_target_over(struct ctr *c, const char *path, bool routed_too) {
+        const char *routed = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
+        struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+        json_t *t;
+        size_t i;
+
+        /* Gone, or exited and not yet reaped by the loop (rm -f answers first). */
+        if (c->pidfd < 0 || c->forgotten || poll(&p, 1, 0) > 0)
+                return NULL;
+        if (routed_too && routed && broker_targets_overlap(routed, path))
+                return routed;
+        json_array_foreach(json_object_get(c->state, "mount_targets"), i,
+                           t) if (json_is_string(t) &&
+                                  broker_targets_overlap(json_string_value(t), path)) return json_string_value(t);
+        return NULL;
+}
+
+/*
+ * A run container's --mount-target paths (its broker's scope): each a
+ * pod's volume or a plugin's dir below the kubelet dir, and neither these
+ * nor a routed mount's target another live container's.
+ */
+static int check_mount_targets(struct agent *a, json_t *req, struct km_error *err) {
+        _cleanup_free_ char *dir = strdup(req_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT);
+        json_t *targets = json_object_get(req, "mount_targets"), *t;
+        const char *routed = json_string_value(json_object_get(json_object_get(req, "mount"), "target")), *why, *other;
+        size_t i;
+
+        if (!dir)
+                return -ENOMEM;
+        path_simplify(dir);
+        if (targets && (!json_is_array(targets) || json_array_size(targets) > BROKER_TARGETS_MAX))
+                return error_set_plain(err, -EINVAL, "at most %d --mount-target paths", BROKER_TARGETS_MAX);
+        json_array_foreach(targets, i, t) {
+                const char *path = json_string_value(t);
+
+                if (!path || broker_target_check(dir, path, &why) < 0)
+                        return error_set_plain(err, -EINVAL, "--mount-target %s: %s", path ?: "(not a string)",
+                                               why ?: "is not a string");
+                for (struct ctr *c = a->ctrs; c; c = c->next)
+                        if ((other = ctr_target_over(c, path, true)))
+                                return error_set_plain(err, -EBUSY, "--mount-target %s: container %s has %s", path,
+                                                       c->name, other);
+        }
+        for (struct ctr *c = a->ctrs; routed && c; c = c->next)
+                if ((other = ctr_target_over(c, routed, false)))
+                        return error_set_plain(err, -EBUSY, "the mount at %s: container %s has %s", routed, c->name,
+                                               other);
+        return 0;
 }
 
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
@@ -196,6 +251,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
         if (!detach && n_fds != 3)
                 return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
         if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
+                return r;
+        if ((r = check_mount_targets(a, req, err)) < 0)
                 return r;
         r = spec_from_json(json_object_get(req, "config"), &spec, err);
         if (r < 0)

@@ -28,6 +28,8 @@ struct km_vcs {
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
         char **allow_mounts;            /* the fstypes the broker mounts for it */
         size_t n_allow_mounts;
+        char **mount_targets; /* where the broker mounts for it (--mount-target), and below */
+        size_t n_mount_targets;
         char *image_cwd;
         char *image_ref, *image_digest;    /* of the image set, for the mount it serves */
         char *serves_target, *serves_type; /* the mount it serves (routing), or NULL */
@@ -59,6 +61,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         km_strv_free(v->image_args);
         km_strv_free(v->image_env);
         km_strv_free(v->allow_mounts);
+        km_strv_free(v->mount_targets);
         free(v->image_cwd);
         free(v->image_ref);
         free(v->image_digest);
@@ -232,6 +235,12 @@ KM_EXPORT int km_vcs_allow_mount(struct km_vcs *v, const char *fstype) {
                 if (streq(*t, fstype))
                         return 0;
         return strv_append(&v->allow_mounts, &v->n_allow_mounts, fstype);
+}
+
+KM_EXPORT int km_vcs_add_mount_target(struct km_vcs *v, const char *path) {
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        return strv_append(&v->mount_targets, &v->n_mount_targets, path);
 }
 
 /* The image's environment, then ours (later entries win). */
@@ -473,6 +482,8 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
                 return -ENOMEM;
         if (v->image_digest &&
             json_object_set_new(req, "image", json_pack("{s:s?, s:s}", "ref", v->image_ref, "digest", v->image_digest)))
+                return -ENOMEM;
+        if (v->mount_targets && json_object_set_new(req, "mount_targets", json_from_strv(v->mount_targets)) < 0)
                 return -ENOMEM;
         if (v->serves_target &&
             json_object_set_new(req, "mount",
