@@ -31,7 +31,9 @@ need_tools losetup truncate mkfs.ext4 mkfs.xfs mksquashfs mknod stat sha256sum x
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/loops.sh" || bail_out "cannot load tests/lib/loops.sh"
 
-ROOT_ID=1879048192 # the container's root on the host (0x70000000, the default id map)
+ROOT_ID=1879048192 # the first container's root on the host (0x70000000, the default id map); each has its own range
+# ctr_root NAME: the host id of container NAME's root (its uid_map).
+ctr_root() { km exec "$1" -- cat /proc/self/uid_map 2>/dev/null | awk '$1 == 0 { print $2 }'; }
 NL=$'\n'
 T_START=$(now_ms)
 
@@ -95,8 +97,8 @@ echo "served by squashfuse" >"$NODE/sq-src/sub/data"
 SQFS=$KUBELET_DIR/plugins/kubemount-test/vol.sqfs
 mksquashfs "$NODE/sq-src" "$SQFS" -noappend -all-root -quiet >/dev/null && chmod 0644 "$SQFS" ||
         bail_out "mksquashfs $NODE/sq-src $SQFS"
-# The client's key, owned by the container's root (as it would own a key it was given).
-chown -R "$ROOT_ID:$ROOT_ID" "$SSHD_KEY_DIR" || bail_out "chown $SSHD_KEY_DIR"
+# The client's key is given to the sshfs container's root once it runs (fuse_volume; each
+# container has an id range of its own), as it would own a key it was given.
 
 FUSE_NAMES=()
 declare -A FUSE_TARGET=() FUSE_FILE=() FUSE_DAEMON=()
@@ -105,7 +107,7 @@ declare -A FUSE_TARGET=() FUSE_FILE=() FUSE_DAEMON=()
 # daemon in the foreground whose last argument is $CVOLS/NAME; the volume
 # $VOLS/NAME must hold FILE with WANT.
 fuse_volume() {
-        local name=$1 type=$2 file=$3 want=$4 t0 info opts super daemon
+        local name=$1 type=$2 file=$3 want=$4 t0 info opts super daemon root
         local target=$VOLS/$name
         shift 4
         mkdir -p "$target"
@@ -115,6 +117,11 @@ fuse_volume() {
         check "[$name] run -d --image fuse-tools --allow-mount fuse --allow-mount fuse.$type" \
                 km run -d --name "$name" --image fuse-tools --allow-mount fuse --allow-mount "fuse.$type" \
                 --mount-target "$target" "${KB[@]}" "$@"
+        root=$(ctr_root "$name")
+        like "$root" '^[0-9]+$' "[$name] its root is host id $root"
+        if [[ $name == sshfs ]]; then
+                chown -R "$root:$root" "$SSHD_KEY_DIR" && touch "$SSHD_KEY_DIR/.ready" || bail_out "chown $SSHD_KEY_DIR"
+        fi
         if wait_for 20 is_mounted host "$target"; then
                 ok "[$name] the mount is in the host below the kubelet dir ($(($(now_ms) - t0)) ms from run)"
         else
@@ -128,12 +135,12 @@ fuse_volume() {
         info=$(mnt_info "$target")
         read -r opts _ _ super <<<"$info"
         holds "[$name] mountinfo: nosuid,nodev ($opts)" has_opts "$opts" nosuid nodev
-        holds "[$name] mountinfo: user_id=$ROOT_ID,group_id=$ROOT_ID (the container's root), allow_other" \
-                has_opts "$super" "user_id=$ROOT_ID" "group_id=$ROOT_ID" allow_other
-        [[ $info == *"user_id=$ROOT_ID"* ]] || diag "mountinfo: $info"
+        holds "[$name] mountinfo: user_id=$root,group_id=$root (the container's root), allow_other" \
+                has_opts "$super" "user_id=$root" "group_id=$root" allow_other
+        [[ $info == *"user_id=$root"* ]] || diag "mountinfo: $info"
         daemon=$(daemon_of "$name")
         FUSE_DAEMON[$name]=$daemon
-        is "$(stat -c '%u %g' "/proc/$daemon" 2>&1) $(cat "/proc/$daemon/comm" 2>&1)" "$ROOT_ID $ROOT_ID $type" \
+        is "$(stat -c '%u %g' "/proc/$daemon" 2>&1) $(cat "/proc/$daemon/comm" 2>&1)" "$root $root $type" \
                 "[$name] its daemon (pid $daemon, PID 1's child) runs as the container's root"
         # The container sees what it mounted (the kubelet dir is bound rslave into it).
         is "$(km exec "$name" -- cat "${CVOLS}/$name/$file" 2>&1)" "$want" "[$name] the container reads its own mount"
@@ -142,8 +149,19 @@ fuse_volume() {
 fuse_volume bindfs bindfs data "served by bindfs" -- bindfs -f /var/lib/kubelet/export "$CVOLS/bindfs"
 fuse_volume squashfuse squashfuse sub/data "served by squashfuse" -- \
         squashfuse -f "/var/lib/kubelet/plugins/kubemount-test/vol.sqfs" "$CVOLS/squashfuse"
+# (It waits for its key; exec keeps its pid, PID 1's child.)
 fuse_volume sshfs sshfs "${SSHD_FILE##*/}" "$SSHD_FILE_CONTENT" --mount "$SSHD_KEY_DIR:$SSHD_KEY_DIR:private:ro" -- \
+        sh -c 'while [ ! -e "$1/.ready" ]; do sleep 0.05; done; shift; exec "$@"' sh "$SSHD_KEY_DIR" \
         sshfs -f -o "$SSHFS_OPTIONS" "$SSHD_SOURCE" "$CVOLS/sshfs"
+# Each of the three had a range of its own, none overlapping another's.
+roots=$(for n in bindfs squashfuse sshfs; do stat -c %u "/proc/${FUSE_DAEMON[$n]}"; done | sort -un | xargs)
+is "$(wc -w <<<"$roots")" 3 "[idmap] the three daemons run as three host ids ($roots)"
+first=${roots%% *}
+is "$first" "$ROOT_ID" "[idmap] ... the first range starts at $ROOT_ID (the default id map)"
+for r in $roots; do
+        (((r - ROOT_ID) % 65536 == 0)) && ok "[idmap] ... $r is the start of a range of 65536" ||
+                not_ok "[idmap] ... $r is the start of a range of 65536"
+done
 like "$(mnt_info "$VOLS/sshfs")" "^[^ ]+ fuse\.sshfs $SSHD_SOURCE " "[sshfs] mountinfo: fuse.sshfs from $SSHD_SOURCE"
 
 # kill -9 of each daemon: its mount is dead until gc removes it.
@@ -376,6 +394,24 @@ is "$((logged + left_out))" 300 "[flood] every refusal is logged or counted ($lo
 check "[flood] ... most were counted, not logged" test "$left_out" -gt 0 -a "$logged" -lt 150
 check "[flood] rm" km rm flood
 
+# Calls their flags alone refuse (MS_REMOUNT here) are answered in the agent's loop: nothing is
+# read and no worker forked for them, so a flood of them costs the agent a notification each.
+mkdir -p "$VOLS/flags"
+AGENT=$(vcs_agent_pids | head -n 1)
+strace -f -qq -e trace=clone,clone3,fork,vfork -o "$KM_SCRATCH/agent.clones" -p "$AGENT" 2>/dev/null &
+STRACE=$!
+wait_for 5 test -s "/proc/$STRACE/status"
+sleep 0.3
+run km run --name flags --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/flags" "${KB[@]}" -- \
+        sh -c "i=0; n=0; while [ \$i -lt 100 ]; do mount -o remount,ro '$CVOLS/flags' 2>/dev/null || n=\$((n + 1)); i=\$((i + 1)); done; echo \$n refused"
+kill "$STRACE" 2>/dev/null
+wait "$STRACE" 2>/dev/null
+is "$RC:$OUT" "0:100 refused" "[flags] 100 remounts from a container: each refused"
+# The agent's own starts (strace -f prefixes each line with its pid; the container's shell forks too).
+forks=$(grep -c "^$AGENT .*\(clone\|fork\)" "$KM_SCRATCH/agent.clones")
+check "[flags] ... and the agent forked no worker per call ($forks process or thread starts of its own for the run and its 100 calls)" \
+        test "$forks" -lt 30
+
 # ---- a type the container may not mount ------------------------------------
 
 mkdir -p "$VOLS/refused"
@@ -420,8 +456,23 @@ like "$RC:$OUT:$ERR" "^1:second:.*/etc/kmtest: No such file.*/root/x: No such fi
         "[layers] w2 sees neither /etc/kmtest nor /root/x of w1's, and writes its own"
 is "$(km exec w1 -- cat /etc/kmtest /root/x 2>&1)" "first${NL}first" "[layers] w1 still reads its own"
 LAYER=$KUBEMOUNT_STATE_DIR/containers/w1/layer/upper
-is "$(stat -c '%u %g' "$LAYER/etc/kmtest" "$LAYER/root/x" 2>&1)" "$ROOT_ID $ROOT_ID${NL}$ROOT_ID $ROOT_ID" \
-        "[layers] w1's files are in its writable layer, owned by the container's root ($ROOT_ID)"
+W1=$(ctr_root w1)
+is "$(stat -c '%u %g' "$LAYER/etc/kmtest" "$LAYER/root/x" 2>&1)" "$W1 $W1${NL}$W1 $W1" \
+        "[layers] w1's files are in its writable layer, owned by the container's root ($W1)"
+
+# One compromised client owns nothing of another's: a running container's root and a second
+# one's are different host ids, so a file the first keeps to itself (0600) in a dir both are
+# given is not the second's to read (with one id map for all, it was).
+SHARED=$KUBELET_DIR/plugins/kubemount-test/shared
+mkdir -p "$SHARED" && chmod 1777 "$SHARED"
+run km exec w1 -- sh -c "umask 077 && echo w1-secret >/var/lib/kubelet/plugins/kubemount-test/shared/own && echo kept"
+is "$RC:$OUT" "0:kept" "[idmap] w1 keeps a file of its own (0600) in a dir both are given"
+is "$(stat -c %u "$SHARED/own" 2>&1)" "$W1" "[idmap] ... owned by w1's root ($W1)"
+run km run --name w3 --image fuse-tools "${KB[@]}" -- sh -c 'cat /proc/self/uid_map; cat /var/lib/kubelet/plugins/kubemount-test/shared/own'
+unlike "$OUT" "w1-secret" "[idmap] a second container's root cannot read it"
+like "$OUT$ERR" "[Pp]ermission denied" "[idmap] ... permission denied"
+W3=$(awk '$1 == 0 { print $2 }' <<<"$OUT")
+check "[idmap] ... its root ($W3) is another range than w1's ($W1)" test "$W3" -ge $((W1 + 65536)) -o $((W3 + 65536)) -le "$W1"
 is "$(cat "$LAYER/etc/kmtest" 2>&1)" "first" "[layers] ... with what it wrote"
 check_fails "[layers] the store's tree has no /etc/kmtest" test -e "$STORE_ROOT/etc/kmtest"
 check "[layers] rm -f w1" km rm -f w1

@@ -67,6 +67,12 @@ run km logs late
 # Whole lines: "unmounted" holds "mounted".
 like "$OUT" $'(^|\n)mounted(\n|$)' "the client saw its mount(2) succeed"
 like "$OUT" $'(^|\n)unmounted(\n|$)' "... and its umount"
+# The new agent took the adopted container's id range from its config.json: a new container gets another.
+late=$(km exec late -- cat /proc/self/uid_map | awk '$1 == 0 { print $2 }')
+run km run --image fuse-tools -- cat /proc/self/uid_map
+new=$(awk '$1 == 0 { print $2 }' <<<"$OUT")
+like "$late:$new" '^[0-9]+:[0-9]+$' "the adopted container's root ($late) and a new one's ($new)"
+check "... are in different ranges after the agent's restart" test "$late" != "$new"
 check "rm -f" km rm -f late
 rm -f "$KUBELET_DIR/gone"
 

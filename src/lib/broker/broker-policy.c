@@ -287,29 +287,45 @@ static bool is_type_family(const char *type, const char *prefix) {
         return strncmp(type, prefix, n) == 0 && (type[n] == '\0' || type[n] == '.');
 }
 
+/* The old magic number in bits 16-31: the kernel's flags &= ~MS_MGC_MSK (an unsigned int) keeps bits 0-15. */
+static unsigned long mount_flags(unsigned long f) {
+        return (f & MS_MGC_MSK) == MS_MGC_VAL ? f & 0xffffUL : f;
+}
+
+bool broker_refuse_by_flags(enum broker_op op, unsigned long flags, struct broker_verdict *v) {
+        unsigned long f = mount_flags(flags), extra;
+
+        *v = (struct broker_verdict){ .action = BROKER_DENY, .error = EPERM, .fuse_fd = -1 };
+        if (op == BROKER_OP_UMOUNT) {
+                if ((extra = flags & ~(unsigned long)UMOUNT_FLAGS))
+                        return deny(v, EINVAL, "umount flags 0x%lx are not allowed", extra), true;
+                return false;
+        }
+        if (f & MS_REMOUNT)
+                return deny(v, EPERM, "MS_REMOUNT is not allowed"), true;
+        if (f & MS_MOVE)
+                return deny(v, EPERM, "MS_MOVE is not allowed"), true;
+        if (f & PROPAGATION_FLAGS)
+                return deny(v, EPERM,
+                            "propagation changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE) are not allowed"),
+                       true;
+        if (f & MS_MANDLOCK)
+                return deny(v, EPERM, "MS_MANDLOCK is not allowed"), true;
+        if ((extra = f & ~(HARMLESS_FLAGS | MS_BIND | (f & MS_BIND ? MS_REC : 0))))
+                return deny(v, EINVAL, "mount flags 0x%lx are not allowed", extra), true;
+        return false;
+}
+
 static int decide_mount(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v) {
-        unsigned long f = c->flags, forced = p->keep_suid_dev ? 0 : MS_NOSUID | MS_NODEV, extra;
+        unsigned long f = mount_flags(c->flags), forced = p->keep_suid_dev ? 0 : MS_NOSUID | MS_NODEV;
         unsigned max = p->max_mounts ? p->max_mounts : BROKER_MAX_MOUNTS_DEFAULT;
         const char *type = c->fstype, *why = NULL, *o = c->data, *name, *value;
         size_t n = 0, namesz, valuesz;
         char subtyped[80];
         bool fuse, blk;
 
-        /* The old magic number in bits 16-31: the kernel's flags &= ~MS_MGC_MSK (an unsigned int) keeps bits 0-15. */
-        if ((f & MS_MGC_MSK) == MS_MGC_VAL)
-                f &= 0xffffUL;
-        if (f & MS_REMOUNT)
-                return deny(v, EPERM, "MS_REMOUNT is not allowed");
-        if (f & MS_MOVE)
-                return deny(v, EPERM, "MS_MOVE is not allowed");
-        if (f & PROPAGATION_FLAGS)
-                return deny(v, EPERM,
-                            "propagation changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE) are not allowed");
-        if (f & MS_MANDLOCK)
-                return deny(v, EPERM, "MS_MANDLOCK is not allowed");
-        extra = f & ~(HARMLESS_FLAGS | MS_BIND | (f & MS_BIND ? MS_REC : 0));
-        if (extra)
-                return deny(v, EINVAL, "mount flags 0x%lx are not allowed", extra);
+        if (broker_refuse_by_flags(BROKER_OP_MOUNT, c->flags, v))
+                return 0;
         if (!path_ok(p, "target", c->target, v))
                 return 0;
         for (char *const *m = p->mounted; m && *m; m++)
@@ -368,11 +384,10 @@ static int decide_mount(const struct broker_policy *p, const struct broker_call 
 }
 
 static int decide_umount(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v) {
-        unsigned long extra = c->flags & ~(unsigned long)UMOUNT_FLAGS;
         char shown[96];
 
-        if (extra)
-                return deny(v, EINVAL, "umount flags 0x%lx are not allowed", extra);
+        if (broker_refuse_by_flags(BROKER_OP_UMOUNT, c->flags, v))
+                return 0;
         if (!path_ok(p, "target", c->target, v))
                 return 0;
         if (!strv_contains(p->mounted, c->target))

@@ -86,6 +86,14 @@ struct broker_verdict {
 int broker_decide(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v);
 
 /*
+ * The refusals broker_decide() makes from the flags alone, before any
+ * string (MS_REMOUNT, MS_MOVE, propagation changes, MS_MANDLOCK, flags
+ * the kernel would not take): true with v a DENY, else false (v cleared).
+ * The agent answers these in its loop, with no worker and nothing read.
+ */
+bool broker_refuse_by_flags(enum broker_op op, unsigned long flags, struct broker_verdict *v);
+
+/*
  * Whether target may be a run container's mount target (--mount-target):
  * absolute, simplified (no ".", "..", "//" nor a trailing "/"), below
  * kubelet_dir and none of the kubelet's own: not a direct child of it (its

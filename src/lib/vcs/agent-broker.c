@@ -5,9 +5,11 @@
 #include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "agent-broker.h"
+#include "agent-idmap.h"
 #include "sd-protocol.h"
 #include "agent-protocol.h"
 #include "broker.h"
@@ -32,17 +34,9 @@ int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir
         *ret_filter = NULL;
         if (!s->id_count)
                 return 0;
-        if (a->userns_fd < 0 || a->userns_uid != s->host_uid || a->userns_gid != s->host_gid ||
-            a->userns_count != s->id_count) {
-                int fd = userns_create(s->host_uid, s->host_gid, s->id_count, err);
-
-                if (fd < 0)
-                        return fd;
-                closep(&a->userns_fd);
-                a->userns_fd = fd;
-                a->userns_uid = s->host_uid, a->userns_gid = s->host_gid, a->userns_count = s->id_count;
-        }
-        *ret_userns = a->userns_fd;
+        *ret_userns = agent_userns_of(a, s, err);
+        if (*ret_userns < 0)
+                return *ret_userns;
         if (!s->broker)
                 return 0;
         if (!a->broker_filter.prog.filter &&
@@ -296,6 +290,27 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
         return 0;
 }
 
+/*
+ * A call its flags alone refuse (broker_refuse_by_flags()), answered here
+ * in the loop: nothing to read, no worker to fork.  A flood of such calls
+ * costs the agent a notification each.  Whether it was one.
+ */
+static bool refused_by_flags(struct broker_listener *l, const struct broker_notif *n) {
+        struct broker_verdict v;
+        bool mount = n->nr == SYS_mount;
+        char line[sizeof(v.why) + 96];
+
+        if (!mount && n->nr != SYS_umount2)
+                return false;
+        if (!broker_refuse_by_flags(mount ? BROKER_OP_MOUNT : BROKER_OP_UMOUNT, (unsigned long)n->args[mount ? 3 : 1],
+                                    &v))
+                return false;
+        snprintf(line, sizeof(line), "%s from pid %d: refused: %s", mount ? "mount" : "umount", (int)n->pid, v.why);
+        broker_log(l->ctr, line, MESSAGE_ID_REFUSED, false, NULL);
+        (void)broker_answer(l->fd, n->id, v.error);
+        return true;
+}
+
 void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events) {
         struct broker_notif n;
         json_t *ctx;
@@ -315,6 +330,8 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                         log_msg(KM_LOG_WARNING, "container %s: mount broker: receive: %s", l->ctr->name, strerror(-r));
                 return;
         }
+        if (!broker_notif_is_open(&n) && refused_by_flags(l, &n))
+                return;
         if (l->ctr->brokering >= BROKER_CONCURRENT_MAX && broker_notif_is_open(&n)) {
                 /* An open must not fail for it: it goes on as made (a /dev/fuse then is its own). */
                 (void)broker_continue(l->fd, n.id);
@@ -362,6 +379,6 @@ void agent_broker_adopt(struct agent *a, struct ctr *c) {
 }
 
 void agent_broker_done(struct agent *a) {
-        closep(&a->userns_fd);
+        agent_userns_done(a);
         seccomp_program_done(&a->broker_filter);
 }

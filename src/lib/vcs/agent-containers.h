@@ -16,6 +16,9 @@
 #include "seccomp-filter.h"
 #include "spec.h"
 
+/* The user namespaces the agent keeps, one per id range in use lately (agent-idmap.h). */
+#define AGENT_USERNS_CACHE 16
+
 /* What an epoll event points at: the loop dispatches on its kind. */
 enum watch_kind {
         WATCH_LISTEN,
@@ -93,11 +96,14 @@ struct agent {
         struct conn *conns;
         json_t *seccomp_json; /* the profile of seccomp_cached */
         struct seccomp_program seccomp_cached;
-        /* Unprivileged containers: the user namespace of the last id map, the broker's filter (agent-broker.h). */
-        int userns_fd;
-        uid_t userns_uid;
-        gid_t userns_gid;
-        uint32_t userns_count;
+        /* Unprivileged containers: the user namespaces of their id ranges (agent-idmap.h), the broker's filter. */
+        struct agent_userns {
+                int fd;
+                uid_t uid;
+                gid_t gid;
+                uint32_t count;
+        } userns[AGENT_USERNS_CACHE];
+        unsigned userns_next;
         struct seccomp_program broker_filter;
         int signal_fd; /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
 };

@@ -10,6 +10,7 @@
 
 #include "agent-gc.h"
 #include "agent-broker.h"
+#include "agent-idmap.h"
 #include "broker-policy.h"
 #include "agent-ops.h"
 #include "agent-workers.h"
@@ -252,7 +253,8 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
         if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
                 return r;
-        if ((r = check_mount_targets(a, req, err)) < 0)
+        if ((r = check_mount_targets(a, req, err)) < 0 ||
+            (r = agent_idmap_assign(a, json_object_get(req, "config"), err)) < 0)
                 return r;
         r = spec_from_json(json_object_get(req, "config"), &spec, err);
         if (r < 0)

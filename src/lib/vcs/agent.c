@@ -425,7 +425,6 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                                  .state_fd = -EBADF,
                                                  .lock_fd = -EBADF,
                                                  .template_ns = -EBADF,
-                                                 .userns_fd = -EBADF,
                                                  .host_ns = -EBADF,
                                                  .cgroup_root = -EBADF,
                                                  .devnull = -EBADF,
@@ -435,6 +434,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         struct km_error cerr = {};
         int r;
 
+        for (size_t i = 0; i < ELEMENTSOF(a.userns); i++)
+                a.userns[i].fd = -EBADF;
         sd_notify_take(); /* nothing we start speaks for us */
         a.state_dir = o->state_dir;
         a.state_fd = state_dir_open(o->state_dir, err);
