@@ -56,6 +56,22 @@ else
         ok "the secret is in no file of the state dir"
 fi
 
+# A cifs (or smb3) password never reaches an argv (/proc/PID/cmdline is everyone's): the image's
+# mount gets the options without it, and mount.cifs's PASSWD_FD=0 with the password on its stdin.
+for type in cifs smb3; do
+        rm -f "$KUBELET_DIR"/argv.img-cli*
+        run "${KM_V[@]}" -v --vcs-image "$type=local/img-cli:1" mount -t "$type" \
+                -o "username=u,password=$SECRET,vers=3.0" //127.0.0.1/share "$T"
+        is "$RC" 32 "[$type] a routed mount whose image fails: exit 32"
+        is "$(sed -n 4p "$KUBELET_DIR/argv.img-cli" 2>&1)" "username=u,vers=3.0" "[$type] the image's mount got the options without the password"
+        unlike "$(cat "$KUBELET_DIR/argv.img-cli" 2>&1)" "$SECRET" "[$type] ... nowhere in its argv"
+        is "$(cat "$KUBELET_DIR/argv.img-cli.fd" 2>&1)" "PASSWD_FD=0
+$SECRET" "[$type] ... but on its stdin, with PASSWD_FD=0 (mount.cifs reads it there)"
+        unlike "$OUT$ERR" "$SECRET" "[$type] the password is not in kubemount's messages (-v)"
+        check_fails "[$type] ... nor in any file of the state dir" grep -rqs -- "$SECRET" "$KUBEMOUNT_STATE_DIR"
+done
+rm -f "$KUBELET_DIR"/argv.img-cli*
+
 # An entry's options come after the kubelet's.
 echo '{"mappings": [{"types": ["kmopt"], "image": "local/img-def:1", "policy": "container", "options": "nolock,x-km"}]}' \
         >"$KUBEMOUNT_VCS_DIR/30-opt.json"

@@ -249,7 +249,8 @@ import_images() {
 # (bindfs, type fuse.kmdaemon: the broker allows it) on its last argument
 # serving /image-name (NAME) as .served-by (which image serves a mount, read
 # through it); for -t kmstray, the same beside its target instead, at
-# ../stray-victim (another pod's volume: the broker must refuse it); for any other type it fails as
+# ../stray-victim (another pod's volume: the broker must refuse it); with PASSWD_FD set (a
+# cifs password kubemount hands over on an fd), what that fd holds goes to argv.NAME.fd; for any other type it fails as
 # mount(8) does for an unknown type (exit 32).  The tarball has fixed times
 # and owners: the same NAME, the same image manifest (image import rootfs:).
 rootfs_mount_tarball() {
@@ -262,6 +263,8 @@ rootfs_mount_tarball() {
 out=$KUBELET_DIR/argv.\$(cat /image-name)
 : >"\$out"
 for a; do printf '%s\n' "\$a" >>"\$out"; done
+# A password handed over on an fd, as mount.cifs takes it (PASSWD_FD): what was on it.
+[ -z "\${PASSWD_FD:-}" ] || { echo "PASSWD_FD=\$PASSWD_FD"; cat <&"\$PASSWD_FD"; } >"\$out.fd"
 for a; do target=\$a; done
 case " \$* " in
 *" -t kmdaemon "*) /bin/busybox mkdir -p /tmp/served && /bin/busybox cp /image-name /tmp/served/.served-by &&

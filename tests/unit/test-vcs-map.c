@@ -113,7 +113,7 @@ static void test_defaults(void **state) {
         struct fixture *f = *state;
 
         assert_int_equal(load(f, true, false, NULL), 0);
-        assert_int_equal(f->m->n, 12);
+        assert_int_equal(f->m->n, 14);
         assert_int_equal(f->m->n_warnings, 0);
         for (size_t i = 1; i < f->m->n; i++)
                 assert_true(strcmp(f->m->entries[i - 1].type, f->m->entries[i].type) < 0);
@@ -121,6 +121,8 @@ static void test_defaults(void **state) {
         expect_entry(f, "nfs4", "nfs:latest", VCS_POLICY_AUTO, false, "default");
         expect_entry(f, "glusterfs", "glusterfs:latest", VCS_POLICY_AUTO, true, "default");
         expect_entry(f, "ceph", "rbd:latest", VCS_POLICY_AUTO, false, "default");
+        expect_entry(f, "cifs", "cifs:latest", VCS_POLICY_AUTO, false, "default");
+        expect_entry(f, "smb3", "cifs:latest", VCS_POLICY_AUTO, false, "default");
         expect_entry(f, "fuse.sshfs", "fuse-tools:latest", VCS_POLICY_AUTO, true, "default");
         /* The multi-call tools' types (vcs-tools.h). */
         expect_entry(f, "ext4", "fuse-tools:latest", VCS_POLICY_AUTO, false, "default");
@@ -247,7 +249,7 @@ static void test_configmap_plain(void **state) {
         f->cm = test_join(f->tmp, "cm");
         assert_int_equal(load(f, true, true, NULL), 0);
         expect_warning(f, "cannot open", NULL);
-        assert_int_equal(f->m->n, 12); /* the defaults */
+        assert_int_equal(f->m->n, 14); /* the defaults */
         free(link);
 }
 

@@ -679,7 +679,7 @@ static int put(json_t *parent, const struct json_at *at, json_t *v, struct km_er
 }
 
 /* PATH and HOME, then in->env; a later KEY= replaces an earlier one in place. */
-static json_t *vcs_env(const struct vcs_inputs *in) {
+json_t *spec_vcs_env(const struct vcs_inputs *in) {
         _cleanup_(json_decrefp) json_t *env =
                 json_pack("[s, s]", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root");
 
@@ -755,7 +755,7 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
                 json_object_del(linux_, "devices");
         if (put(process, JSON_AT(proc, "terminal"), json_boolean(in->terminal), err) < 0 ||
             put(process, JSON_AT(proc, "args"), strings(in->args), err) < 0 ||
-            put(process, JSON_AT(proc, "env"), vcs_env(in), err) < 0 ||
+            put(process, JSON_AT(proc, "env"), spec_vcs_env(in), err) < 0 ||
             put(process, JSON_AT(proc, "cwd"), json_string(in->cwd ? in->cwd : "/"), err) < 0 ||
             put(caps, JSON_AT(caps_at, "bounding"), strings(NULL), err) < 0 ||
             put(caps, JSON_AT(caps_at, "effective"), strings(NULL), err) < 0 ||

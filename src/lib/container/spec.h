@@ -140,6 +140,8 @@ struct vcs_inputs {
  * Returns a new reference, or NULL with err set.
  */
 json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err);
+/* The environment spec_generate_vcs() gives the command: PATH and HOME, then in->env (by key). */
+json_t *spec_vcs_env(const struct vcs_inputs *in);
 
 /* Unprivileged (spec-unpriv.c): a "user" and a "cgroup" namespace, the id map, binds rslave, the broker. */
 int spec_make_unprivileged(json_t *root, const struct vcs_inputs *in, struct km_error *err);

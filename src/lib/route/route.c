@@ -10,6 +10,7 @@
 
 #include "hostns.h"
 #include "mount-spec.h"
+#include "options.h"
 #include "route-internal.h"
 #include "secrets.h"
 #include "vcs-route.h"
@@ -293,6 +294,65 @@ static int check_target_in_ns(void *userdata, struct km_error *err) {
         return mount_spec_check_target(&confined, &m->usage, err);
 }
 
+/*
+ * A cifs password goes to mount.cifs on its stdin (PASSWD_FD=0), never in
+ * an argv, which /proc/PID/cmdline shows to everyone: argv's "-o" loses its
+ * password= (or pass=), which *ret_password gets; the command then runs
+ * with PASSWD_FD=0 in its environment.  0 with *ret_password NULL when
+ * there is none (or the type is not cifs); -ENOMEM.
+ */
+static int cifs_password_out(const char *fstype, char **argv, char **ret_password) {
+        size_t n = 0, o = 0;
+
+        *ret_password = NULL;
+        if (!fstype || (!streq(fstype, "cifs") && !streq(fstype, "smb3")))
+                return 0;
+        for (n = 0; argv[n]; n++)
+                if (!o && streq(argv[n], "-o") && argv[n + 1])
+                        o = n + 1;
+        if (!o)
+                return 0;
+        _cleanup_free_ char *kept = calloc(1, strlen(argv[o]) + 1);
+        const char *p = argv[o], *name, *value;
+        size_t namesz, valuesz;
+
+        if (!kept)
+                return -ENOMEM;
+        while (options_next(&p, &name, &namesz, &value, &valuesz) == 0) {
+                if (value && ((namesz == 8 && strncmp(name, "password", 8) == 0) ||
+                              (namesz == 4 && strncmp(name, "pass", 4) == 0))) {
+                        free(*ret_password);
+                        if (!(*ret_password = strndup(value, valuesz)))
+                                return -ENOMEM;
+                        continue;
+                }
+                if (*kept)
+                        strcat(kept, ",");
+                strncat(kept, name, (value ? value + valuesz : name + namesz) - name);
+        }
+        if (*ret_password) {
+                explicit_bzero(argv[o], strlen(argv[o]));
+                free(argv[o]);
+                argv[o] = TAKE_PTR(kept);
+        }
+        return 0;
+}
+
+/* The read end of a pipe holding data and nothing more (the writer closed): a stdin for it. */
+static int stdin_of(const char *data) {
+        int fds[2];
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        if (write_all(fds[1], data, strlen(data)) < 0) {
+                close(fds[0]);
+                close(fds[1]);
+                return -EIO;
+        }
+        close(fds[1]);
+        return fds[0];
+}
+
 /* The mapped image's mount(8), in its container: its output ours, its status the mount's. */
 static int mount_in_container(struct km_router *r, struct route_mount *m, int *excode, struct km_error *err) {
         const struct km_mount_spec *s = m->spec;
@@ -302,7 +362,9 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         _cleanup_(km_agent_freep) struct km_agent *a = NULL;
         _cleanup_close_ int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         char name[ROUTE_NAME_MAX];
-        char **argv = NULL;
+        char **argv = NULL, **env = NULL;
+        _cleanup_free_ char *password = NULL;
+        _cleanup_close_ int in = -EBADF;
         int status = -1, q;
 
         *excode = MNT_EX_FAIL;
@@ -345,11 +407,17 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         log_msg(KM_LOG_INFO, "mount: %s: %s in %scontainer %s of %s@%s (%s)", s->target, s->fstype,
                 e->privileged ? "privileged " : "", name, e->image, vcs_image_digest(v), m->decision.reason);
         argv = mount_spec_argv(s, e->options);
-        q = argv ? km_vcs_exec_fds(a, name, argv, NULL, NULL, false, (int[3]){ null, STDOUT_FILENO, STDERR_FILENO },
-                                   &status, err)
-                 : error_set(err, -ENOMEM, "mount: %s", s->target);
+        q = argv ? cifs_password_out(s->fstype, argv, &password) : -ENOMEM;
+        if (q >= 0 && password && ((in = stdin_of(password)) < 0 || !(env = vcs_exec_env(v, "PASSWD_FD=0"))))
+                q = in < 0 ? in : -ENOMEM;
+        q = q >= 0 ? km_vcs_exec_fds(a, name, argv, env, NULL, false,
+                                     (int[3]){ in >= 0 ? in : null, STDOUT_FILENO, STDERR_FILENO }, &status, err)
+                   : error_set(err, q, "mount: %s", s->target);
         secret_scrub_argv(argv);
+        if (password)
+                explicit_bzero(password, strlen(password));
         km_strv_free(argv);
+        km_strv_free(env);
         if (q >= 0 && status != 0) {
                 *excode = status > 0 && status < 126 ? status : MNT_EX_FAIL;
                 q = error_set_plain(err, -EIO, "mount: %s: the mount of image %s exited with status %d", s->target,

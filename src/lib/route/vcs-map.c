@@ -34,6 +34,7 @@ static const struct {
 } defaults[] = {
         { "block-tools", "fuse-tools:latest", VCS_POLICY_AUTO },
         { "ceph", "rbd:latest", VCS_POLICY_AUTO },
+        { "cifs", "cifs:latest", VCS_POLICY_AUTO },
         { "ext2", "fuse-tools:latest", VCS_POLICY_AUTO },
         { "ext3", "fuse-tools:latest", VCS_POLICY_AUTO },
         { "ext4", "fuse-tools:latest", VCS_POLICY_AUTO },
@@ -43,6 +44,7 @@ static const struct {
         { "glusterfs", "glusterfs:latest", VCS_POLICY_AUTO },
         { "nfs", "nfs:latest", VCS_POLICY_AUTO },
         { "nfs4", "nfs:latest", VCS_POLICY_AUTO },
+        { "smb3", "cifs:latest", VCS_POLICY_AUTO },
         { "xfs", NULL, VCS_POLICY_HOST },
 };
 

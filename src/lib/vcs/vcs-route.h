@@ -13,6 +13,8 @@ int vcs_set_image_stored(const struct km_host *h, struct km_vcs *v, const char *
                          struct km_error *err);
 /* The manifest digest of the image set by km_vcs_set_image() or vcs_set_image_stored(), or NULL. */
 const char *vcs_image_digest(const struct km_vcs *v);
+/* The environment of v's command (what its config.json says) and extra ("K=V") after it: km_strv_free(). */
+char **vcs_exec_env(const struct km_vcs *v, const char *extra);
 /*
  * The mount the container serves (its state.json says "mount": {"target",
  * "type", "image", "digest"}): ps shows it, gc ends the container once

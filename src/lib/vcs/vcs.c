@@ -258,6 +258,15 @@ static char **merged_env(const struct km_vcs *v) {
         return env;
 }
 
+char **vcs_exec_env(const struct km_vcs *v, const char *extra) {
+        _cleanup_free_ char **env = merged_env(v); /* borrowed strings */
+        _cleanup_(json_decrefp) json_t *all = env ? spec_vcs_env(&(struct vcs_inputs){ .env = env }) : NULL;
+
+        if (!all || (extra && json_array_append_new(all, json_string(extra)) < 0))
+                return NULL;
+        return json_strv(all);
+}
+
 static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
         _cleanup_free_ char **env = merged_env(v); /* borrowed strings */
         struct vcs_inputs in = {
