@@ -327,6 +327,19 @@ like "$OUT" "mount broker: mount -t tmpfs km-moved on $VOLS/moved[^$NL]*: refuse
 check_fails "[moved] nothing is mounted in the host" is_mounted host "$VOLS/moved"
 check "[moved] rm" km rm moved
 
+# A relative target is the caller's cwd's: mount.cifs chdir()s into its target and mounts on ".".
+mkdir -p "$VOLS/rel"
+run km run -d --name rel --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/rel" "${KB[@]}" -- \
+        sh -c "cd '$CVOLS/rel' && mount -c -t tmpfs -o size=1m km-rel . && echo mounted && exec sleep 600"
+is "$RC:$OUT" "0:rel" "[relative] run -d: cd into the target, mount -c -t tmpfs on '.'"
+if wait_for 15 is_mounted host "$VOLS/rel"; then ok "[relative] the mount is in the host at the target"; else
+        not_ok "[relative] the mount is in the host at the target"
+        diag "$(logs_of rel)"
+fi
+like "$(logs_of rel)" "mount broker: mount -t tmpfs km-rel on $VOLS/rel [^$NL]*: allowed" "[relative] logs: allowed, on the absolute target"
+check "[relative] rm -f" km rm -f rel
+umount "$VOLS/rel" 2>/dev/null
+
 # ---- the scope: its --mount-target paths, and below them -----------------------------------
 
 # Given the whole kubelet dir and --mount-target of its own volume, a container may not mount over

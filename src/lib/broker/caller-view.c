@@ -40,6 +40,32 @@ int view_translate(const struct broker_view *view, char **path) {
         return 0;
 }
 
+int caller_absolute(pid_t pid, char **path) {
+        char link[64], cwd[PATH_MAX];
+        char *abs;
+        ssize_t n;
+
+        if (!*path || !**path || **path == '/')
+                return 0;
+        snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+        n = readlink(link, cwd, sizeof(cwd) - 1);
+        if (n < 0)
+                return -errno;
+        cwd[n] = '\0';
+        /* "(unreachable)/x" or "/x (deleted)": no path of its view; the policy refuses what is left. */
+        if (cwd[0] != '/' || strstr(cwd, " (deleted)"))
+                return -EPERM;
+        if (streq(*path, "."))
+                abs = strdup(cwd);
+        else if (asprintf(&abs, "%s/%s", streq(cwd, "/") ? "" : cwd, *path) < 0)
+                abs = NULL;
+        if (!abs)
+                return -ENOMEM;
+        free(*path);
+        *path = abs;
+        return 0;
+}
+
 int caller_enter(int listener, const struct broker_notif *n, int *ret_root) {
         _cleanup_close_ int host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), ns = -EBADF, root = -EBADF;
         char path[64];

@@ -26,6 +26,15 @@ int view_bind_of(const struct broker_view *view, const char *path);
 int view_translate(const struct broker_view *view, char **path);
 
 /*
+ * A relative *path of the caller's (mount.cifs mounts on "." after a
+ * chdir into the target) made absolute with its cwd, as its own mount
+ * namespace names it (/proc/PID/cwd): replaces *path.  0 (also for an
+ * absolute, empty or NULL path), -EPERM for a cwd that names nothing there,
+ * -errno.  The caller re-checks the notification id after.
+ */
+int caller_absolute(pid_t pid, char **path);
+
+/*
  * Enters the mount namespace of n's caller, its call still pending on
  * listener, and keeps this process's root and cwd at the host's, so that
  * the host's paths (/proc/self/fd/N, /dev/fuse, the bind sources) name
