@@ -194,6 +194,18 @@ static void test_routed_scope(void **state) {
         broker_verdict_done(&v);
 }
 
+/* mount.cifs's own data: unc=\\HOST\SHARE, a backslash taken for cifs (and smb3) alone. */
+static void test_cifs_unc(void **state) {
+        struct broker_call c = mnt("//127.0.0.1/share", KUBELET "/x", "cifs", 0,
+                                   "ip=127.0.0.1,unc=\\\\127.0.0.1\\share,vers=3.0,user=u,pass=" SECRET);
+        struct broker_verdict v = expect_allow(&c, BROKER_DO_MOUNT);
+
+        assert_non_null(strstr(v.data, "unc=\\\\127.0.0.1\\share"));
+        broker_verdict_done(&v);
+        c.fstype = "tmpfs";
+        expect_deny(&c, EINVAL, "options contains a backslash");
+}
+
 /* A run container with no --mount-target mounts nowhere (what the kubelet dir holds is not its to cover). */
 static void test_no_targets(void **state) {
         struct broker_policy p = policy();
@@ -499,7 +511,9 @@ static void test_options_validated(void **state) {
         assert_non_null(big);
         expect_deny(&c, EINVAL, "options contains a control character");
         c.data = "password=" SECRET "\\,x";
+        c.fstype = "nfs"; /* (cifs takes a backslash: test_cifs_unc) */
         expect_deny(&c, EINVAL, "options contains a backslash");
+        c.fstype = "cifs";
         c.data = "password=\"" SECRET;
         expect_deny(&c, EINVAL, "options has an unbalanced quote");
         memset(big, 'a', 4096);
@@ -767,6 +781,7 @@ int main(void) {
                 cmocka_unit_test(test_target_may_be_the_served_target),
                 cmocka_unit_test(test_routed_scope),
                 cmocka_unit_test(test_no_targets),
+                cmocka_unit_test(test_cifs_unc),
                 cmocka_unit_test(test_target_check),
                 cmocka_unit_test(test_target_syntax),
                 cmocka_unit_test(test_target_length),
