@@ -3,7 +3,8 @@
  * Mount option validation and masking on arbitrary strings:
  * options_validate, options_mask (both modes), km_options_mask,
  * argument_validate, fstype_validate, option_key_is_sensitive, and
- * options_next against libmount's mnt_optstr_next_option (same split).
+ * options_next against libmount's mnt_optstr_next_option (same split),
+ * options_take (what it takes is gone and zeroed, the count is right).
  *
  * Invariant checked on input that passes options_validate and has no
  * quotes: in the output every item whose key is sensitive has the value
@@ -60,6 +61,34 @@ static void fuzz_mask(const char *s, bool checkable) {
         free(pub);
 }
 
+/*
+ * options_take(): it takes as many items as options_next() finds with the
+ * keys, none is left after, and the bytes it freed are zero.
+ */
+static void check_take(const char *s) {
+        static const char *const keys[] = { "password", "pass", NULL };
+        size_t len = strlen(s), namesz, valuesz;
+        const char *p = s, *name, *value;
+        char *copy = strdup(s), *taken = NULL;
+        int n = 0, r;
+
+        check(copy);
+        while (options_next(&p, &name, &namesz, &value, &valuesz) == 0)
+                n += value &&
+                     ((namesz == 8 && !strncmp(name, "password", 8)) || (namesz == 4 && !strncmp(name, "pass", 4)));
+        r = options_take(copy, keys, &taken);
+        check(r == -ENOMEM || (r == n && !taken == !n));
+        check(strlen(copy) <= len);
+        for (size_t i = strlen(copy); i < len; i++)
+                check(copy[i] == '\0');
+        if (r > 0) {
+                char *again = NULL;
+                check(options_take(copy, keys, &again) == 0 && !again);
+        }
+        free(taken);
+        free(copy);
+}
+
 /* options_next() splits exactly as libmount's mnt_optstr_next_option(). */
 static void check_same_split(char *s) {
         const char *ours = s, *n1, *v1;
@@ -92,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(s, data, size);
         s[size] = '\0';
 
+        check_take(s);
         check_same_split(s);
         r = options_validate(s, &why);
         check(r == 0 || (r == -EINVAL && why));

@@ -330,15 +330,17 @@ check "[moved] rm" km rm moved
 # A relative target is the caller's cwd's: mount.cifs chdir()s into its target and mounts on ".".
 mkdir -p "$VOLS/rel"
 run km run -d --name rel --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/rel" "${KB[@]}" -- \
-        sh -c "cd '$CVOLS/rel' && mount -c -t tmpfs -o size=1m km-rel . && echo mounted && exec sleep 600"
-is "$RC:$OUT" "0:rel" "[relative] run -d: cd into the target, mount -c -t tmpfs on '.'"
-if wait_for 15 is_mounted host "$VOLS/rel"; then ok "[relative] the mount is in the host at the target"; else
-        not_ok "[relative] the mount is in the host at the target"
+        sh -c "cd '$CVOLS/rel' && mount -c -t tmpfs -o size=1m,mode=1777 km-rel . && cd '$CVOLS/rel' &&
+                mkdir a b && echo in-a >a/f && mount -c --bind a b && exec sleep 600"
+is "$RC:$OUT" "0:rel" "[relative] run -d: cd into the target, mount -c -t tmpfs on '.', then mount -c --bind a b"
+if wait_for 15 is_mounted host "$VOLS/rel/b"; then ok "[relative] both mounts are in the host, below the target"; else
+        not_ok "[relative] both mounts are in the host, below the target"
         diag "$(logs_of rel)"
 fi
 like "$(logs_of rel)" "mount broker: mount -t tmpfs km-rel on $VOLS/rel [^$NL]*: allowed" "[relative] logs: allowed, on the absolute target"
+is "$(cat "$VOLS/rel/b/f" 2>&1)" "in-a" "[relative] the relative bind source is the caller's cwd's a"
 check "[relative] rm -f" km rm -f rel
-umount "$VOLS/rel" 2>/dev/null
+umount "$VOLS/rel/b" "$VOLS/rel" 2>/dev/null
 
 # ---- the scope: its --mount-target paths, and below them -----------------------------------
 

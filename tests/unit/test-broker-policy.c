@@ -26,7 +26,7 @@
 #define HOST_ID 1879048192u /* 0x70000000 */
 #define FORCED (MS_NOSUID | MS_NODEV)
 
-static char *types[] = { (char *)"fuse.sshfs", (char *)"tmpfs", (char *)"nfs", (char *)"cifs", NULL };
+static char *types[] = { (char *)"fuse.sshfs", (char *)"tmpfs", (char *)"nfs", (char *)"cifs", (char *)"smb3", NULL };
 static char *mounted[] = { (char *)KUBELET "/a", (char *)SERVES, NULL };
 /* A run container's --mount-target paths: what these tests mount at, and below. */
 static char *targets[] = { (char *)KUBELET "/a", (char *)KUBELET "/b",    (char *)KUBELET "/x",   (char *)KUBELET "/y",
@@ -200,6 +200,10 @@ static void test_cifs_unc(void **state) {
                                    "ip=127.0.0.1,unc=\\\\127.0.0.1\\share,vers=3.0,user=u,pass=" SECRET);
         struct broker_verdict v = expect_allow(&c, BROKER_DO_MOUNT);
 
+        assert_non_null(strstr(v.data, "unc=\\\\127.0.0.1\\share"));
+        broker_verdict_done(&v);
+        c.fstype = "smb3";
+        v = expect_allow(&c, BROKER_DO_MOUNT);
         assert_non_null(strstr(v.data, "unc=\\\\127.0.0.1\\share"));
         broker_verdict_done(&v);
         c.fstype = "tmpfs";

@@ -521,6 +521,58 @@ static void test_options_next_splits_like_libmount(void **state) {
         assert_false(options_has(NULL, "bind"));
 }
 
+static void expect_take(const char *options, const char *kept, const char *value, int taken) {
+        static const char *const keys[] = { "password", "pass", NULL };
+        size_t len = strlen(options);
+        char *copy = strdup(options), *v = NULL;
+
+        assert_non_null(copy);
+        test_note("take from '%s'", options);
+        assert_int_equal(options_take(copy, keys, &v), taken);
+        assert_string_equal(copy, kept);
+        if (value)
+                assert_string_equal(v, value);
+        else
+                assert_null(v);
+        /* What was freed is zeroed: no byte of a taken value stays behind the end. */
+        for (size_t i = strlen(copy); i < len; i++)
+                assert_int_equal(copy[i], 0);
+        free(copy);
+        free(v);
+}
+
+static void test_options_take(void **state) {
+        expect_take("username=u,password=s3,vers=3.0", "username=u,vers=3.0", "s3", 1);
+        expect_take("password=s3", "", "s3", 1);
+        expect_take("vers=3.0,pass=p", "vers=3.0", "p", 1);
+        /* The last one wins, as in mount.cifs; both go. */
+        expect_take("password=a,ro,password=b", "ro", "b", 2);
+        /* Only key=value items of exactly those keys. */
+        expect_take("password,passwd=x,password2=y,mypassword=z", "password,passwd=x,password2=y,mypassword=z", NULL,
+                    0);
+        /* A quoted value keeps its commas, a quoted comma is no separator. */
+        expect_take("password=\"a,b\",ro", "ro", "\"a,b\"", 1);
+        expect_take("context=\"x,y\",password=q", "context=\"x,y\"", "q", 1);
+        /* Empty items go, what options_next() cannot split (an open quote) stays. */
+        expect_take(",,ro,,password=q,", "ro", "q", 1);
+        expect_take("password=q,\"open", "\"open", "q", 1);
+        expect_take("", "", NULL, 0);
+}
+
+static void test_options_validate_data(void **state) {
+        const char *why = NULL;
+
+        assert_int_equal(options_validate_data("cifs", "unc=\\\\h\\s,vers=3.0", &why), 0);
+        assert_int_equal(options_validate_data("smb3", "unc=\\\\h\\s", &why), 0);
+        assert_int_equal(options_validate_data("nfs", "unc=\\\\h\\s", &why), -EINVAL);
+        assert_string_equal(why, "contains a backslash");
+        /* Everything else is still refused for cifs. */
+        assert_int_equal(options_validate_data("cifs", "a\nb", &why), -EINVAL);
+        assert_string_equal(why, "contains a control character");
+        assert_int_equal(options_validate_data("cifs", "\"\\", &why), -EINVAL);
+        assert_string_equal(why, "has an unbalanced quote");
+}
+
 /* ---- secrets in command lines and environments (secrets.c) ---- */
 
 static void expect_word(const char *word, const char *expected) {
@@ -870,6 +922,8 @@ int main(void) {
                 cmocka_unit_test(test_options_validate_accepts_quoted_selinux_context),
                 cmocka_unit_test(test_options_validate_rejects_control_characters),
                 cmocka_unit_test(test_options_validate_rejects_backslash),
+                cmocka_unit_test(test_options_validate_data),
+                cmocka_unit_test(test_options_take),
                 cmocka_unit_test(test_options_validate_rejects_unbalanced_quotes),
                 cmocka_unit_test(test_argument_validate),
                 cmocka_unit_test(test_fstype_validate),

@@ -316,24 +316,6 @@ bool broker_refuse_by_flags(enum broker_op op, unsigned long flags, struct broke
         return false;
 }
 
-/*
- * options_validate() of a mount's data; for cifs and smb3 a backslash is
- * taken too: mount.cifs passes unc=\\HOST\SHARE, and a backslash means
- * nothing to the kernel's option parser nor to ours (only quotes do).
- */
-static int data_validate(const char *type, const char *data, const char **ret_why) {
-        _cleanup_free_ char *copy = NULL;
-
-        if (!streq(type, "cifs") && !streq(type, "smb3"))
-                return options_validate(data, ret_why);
-        if (!(copy = strdup(data)))
-                return -ENOMEM;
-        for (char *s = copy; *s; s++)
-                if (*s == '\\')
-                        *s = '/';
-        return options_validate(copy, ret_why);
-}
-
 static int decide_mount(const struct broker_policy *p, const struct broker_call *c, struct broker_verdict *v) {
         unsigned long f = mount_flags(c->flags), forced = p->keep_suid_dev ? 0 : MS_NOSUID | MS_NODEV;
         unsigned max = p->max_mounts ? p->max_mounts : BROKER_MAX_MOUNTS_DEFAULT;
@@ -341,7 +323,6 @@ static int decide_mount(const struct broker_policy *p, const struct broker_call 
         size_t n = 0, namesz, valuesz;
         char subtyped[80];
         bool fuse, blk;
-        int r;
 
         if (broker_refuse_by_flags(BROKER_OP_MOUNT, c->flags, v))
                 return 0;
@@ -364,8 +345,8 @@ static int decide_mount(const struct broker_policy *p, const struct broker_call 
                 return deny(v, EINVAL, "fstype is a NULL pointer");
         if (fstype_validate(type, &why) < 0)
                 return deny(v, EPERM, "fstype %s", why);
-        if (c->data && (r = data_validate(type, c->data, &why)) < 0)
-                return r == -ENOMEM ? r : deny(v, EINVAL, "options %s", why);
+        if (c->data && options_validate_data(type, c->data, &why) < 0)
+                return deny(v, EINVAL, "options %s", why);
         if (c->data && strlen(c->data) >= DATA_MAX)
                 return deny(v, EINVAL, "options are longer than %d bytes", DATA_MAX - 1);
         if (c->source && strlen(c->source) >= PATH_MAX)

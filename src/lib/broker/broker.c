@@ -513,25 +513,23 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
                 out->error = -r;
                 goto answer;
         }
-        /*
-         * A path of the container's own tree is no host path, whatever it spells (a container given no
-         * bind could name another pod's volume by its host path): one outside every bind is refused.
-         * The policy decides on the host's paths; perform() works on the caller's own.
-         */
         /* A relative path is the caller's cwd's (mount.cifs mounts on "." after chdir()ing into its target). */
         r = caller_absolute(n->pid, &strings[1]);
         if (r >= 0 && c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND))
                 r = caller_absolute(n->pid, &strings[0]);
         if (r >= 0 && seccomp_notify_id_valid(listener, n->id) < 0)
                 r = -ENOENT;
-        if (r == -EPERM)
-                r = 0; /* no path of its view: refused below as relative */
         if (r < 0) {
                 out->error = r == -ENOENT ? ENOENT : -r;
                 snprintf(out->line, sizeof(out->line), "%s from pid %d: its cwd: %s",
                          n->nr == SYS_mount ? "mount" : "umount", (int)n->pid, strerror(-r));
                 goto answer;
         }
+        /*
+         * A path of the container's own tree is no host path, whatever it spells (a container given no
+         * bind could name another pod's volume by its host path): one outside every bind is refused.
+         * The policy decides on the host's paths; perform() works on the caller's own.
+         */
         c.source = strings[0];
         c.target = strings[1];
         bool bind = c.op == BROKER_OP_MOUNT && (c.flags & MS_BIND) && c.source && c.source[0] == '/';

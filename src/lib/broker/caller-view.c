@@ -52,9 +52,9 @@ int caller_absolute(pid_t pid, char **path) {
         if (n < 0)
                 return -errno;
         cwd[n] = '\0';
-        /* "(unreachable)/x" or "/x (deleted)": no path of its view; the policy refuses what is left. */
+        /* "(unreachable)/x" or "/x (deleted)": no path of its view; left relative, which the policy refuses. */
         if (cwd[0] != '/' || strstr(cwd, " (deleted)"))
-                return -EPERM;
+                return 0;
         if (streq(*path, "."))
                 abs = strdup(cwd);
         else if (asprintf(&abs, "%s/%s", streq(cwd, "/") ? "" : cwd, *path) < 0)

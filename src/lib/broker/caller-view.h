@@ -29,8 +29,9 @@ int view_translate(const struct broker_view *view, char **path);
  * A relative *path of the caller's (mount.cifs mounts on "." after a
  * chdir into the target) made absolute with its cwd, as its own mount
  * namespace names it (/proc/PID/cwd): replaces *path.  0 (also for an
- * absolute, empty or NULL path), -EPERM for a cwd that names nothing there,
- * -errno.  The caller re-checks the notification id after.
+ * absolute, empty or NULL path, and, leaving it relative, for a cwd that
+ * names nothing there), -errno.  The caller re-checks the notification id
+ * after.
  */
 int caller_absolute(pid_t pid, char **path);
 

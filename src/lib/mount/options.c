@@ -49,7 +49,7 @@ bool option_key_is_sensitive(const char *key, size_t n) {
         return false;
 }
 
-int options_validate(const char *options, const char **ret_why) {
+static int validate(const char *options, bool allow_backslash, const char **ret_why) {
         bool quoted = false;
 
         for (const unsigned char *p = (const unsigned char *)options; p && *p; p++) {
@@ -57,7 +57,7 @@ int options_validate(const char *options, const char **ret_why) {
                         *ret_why = "contains a control character";
                         return -EINVAL;
                 }
-                if (*p == '\\') {
+                if (*p == '\\' && !allow_backslash) {
                         *ret_why = "contains a backslash";
                         return -EINVAL;
                 }
@@ -69,6 +69,19 @@ int options_validate(const char *options, const char **ret_why) {
                 return -EINVAL;
         }
         return 0;
+}
+
+int options_validate(const char *options, const char **ret_why) {
+        return validate(options, false, ret_why);
+}
+
+/*
+ * cifs and smb3 take a backslash: mount.cifs passes unc=\\HOST\SHARE, and a
+ * backslash means nothing to the kernel's option parser nor to ours (only
+ * quotes do).
+ */
+int options_validate_data(const char *fstype, const char *options, const char **ret_why) {
+        return validate(options, streq(fstype, "cifs") || streq(fstype, "smb3"), ret_why);
 }
 
 int argument_validate(const char *what, const char *value, const char **ret_why) {
@@ -155,6 +168,51 @@ bool options_has(const char *options, const char *key) {
                 if (nsz == strlen(key) && strncmp(n, key, nsz) == 0)
                         return true;
         return false;
+}
+
+int options_take(char *options, const char *const *keys, char **ret_value) {
+        const char *p = options, *name, *value;
+        size_t namesz, valuesz, len = strlen(options);
+        char *w = options;
+        int r = 0;
+
+        *ret_value = NULL;
+        for (;;) {
+                const char *item = p;
+                bool take = false;
+                int end = options_next(&p, &name, &namesz, &value, &valuesz);
+
+                if (end) {
+                        /* What options_next() does not split (an open quote) is kept as it is. */
+                        item += strspn(item, ",");
+                        name = item;
+                        namesz = strlen(item);
+                        value = NULL;
+                        if (!namesz)
+                                break;
+                }
+                for (const char *const *k = keys; value && *k && !take; k++)
+                        take = strlen(*k) == namesz && strncmp(*k, name, namesz) == 0;
+                if (take) {
+                        free(*ret_value);
+                        if (!(*ret_value = strndup(value, valuesz))) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        r++;
+                        continue;
+                }
+                size_t n = (size_t)((value ? value + valuesz : name + namesz) - name);
+                if (w > options)
+                        *w++ = ',';
+                memmove(w, name, n);
+                w += n;
+                if (end)
+                        break;
+        }
+        /* Nothing of what was taken stays behind the end. */
+        explicit_bzero(w, (size_t)(options + len - w));
+        return r;
 }
 
 /* Appends "name[=value]" to *out with value masked when the key is sensitive. */

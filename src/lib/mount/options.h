@@ -12,6 +12,8 @@
 bool option_key_is_sensitive(const char *key, size_t n);
 /* 0 or -EINVAL with *ret_why naming the problem ("contains a backslash"). */
 int options_validate(const char *options, const char **ret_why);
+/* The same for the data of a mount(2) of fstype: cifs and smb3 data may hold backslashes. */
+int options_validate_data(const char *fstype, const char *options, const char **ret_why);
 /* Sources and targets: non-empty, no leading '-', no control characters. */
 int argument_validate(const char *what, const char *value, const char **ret_why);
 int fstype_validate(const char *fstype, const char **ret_why);
@@ -25,3 +27,10 @@ char *options_mask(const char *options, bool mask_all_values);
  */
 int options_next(const char **optstr, const char **name, size_t *namesz, const char **value, size_t *valuesz);
 bool options_has(const char *options, const char *key);
+/*
+ * Removes every key=value item whose key is one of keys (NULL-terminated)
+ * from options, in place, the bytes freed zeroed; *ret_value gets the last
+ * value taken (NULL for none).  The number taken, or -ENOMEM (options is then
+ * cut short).
+ */
+int options_take(char *options, const char *const *keys, char **ret_value);

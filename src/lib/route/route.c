@@ -302,39 +302,14 @@ static int check_target_in_ns(void *userdata, struct km_error *err) {
  * there is none (or the type is not cifs); -ENOMEM.
  */
 static int cifs_password_out(const char *fstype, char **argv, char **ret_password) {
-        size_t n = 0, o = 0;
+        static const char *const keys[] = { "password", "pass", NULL };
 
         *ret_password = NULL;
         if (!fstype || (!streq(fstype, "cifs") && !streq(fstype, "smb3")))
                 return 0;
-        for (n = 0; argv[n]; n++)
-                if (!o && streq(argv[n], "-o") && argv[n + 1])
-                        o = n + 1;
-        if (!o)
-                return 0;
-        _cleanup_free_ char *kept = calloc(1, strlen(argv[o]) + 1);
-        const char *p = argv[o], *name, *value;
-        size_t namesz, valuesz;
-
-        if (!kept)
-                return -ENOMEM;
-        while (options_next(&p, &name, &namesz, &value, &valuesz) == 0) {
-                if (value && ((namesz == 8 && strncmp(name, "password", 8) == 0) ||
-                              (namesz == 4 && strncmp(name, "pass", 4) == 0))) {
-                        free(*ret_password);
-                        if (!(*ret_password = strndup(value, valuesz)))
-                                return -ENOMEM;
-                        continue;
-                }
-                if (*kept)
-                        strcat(kept, ",");
-                strncat(kept, name, (value ? value + valuesz : name + namesz) - name);
-        }
-        if (*ret_password) {
-                explicit_bzero(argv[o], strlen(argv[o]));
-                free(argv[o]);
-                argv[o] = TAKE_PTR(kept);
-        }
+        for (size_t n = 0; argv[n] && argv[n + 1]; n++)
+                if (streq(argv[n], "-o"))
+                        return options_take(argv[n + 1], keys, ret_password) < 0 ? -ENOMEM : 0;
         return 0;
 }
 
