@@ -16,6 +16,8 @@
 
 #include "cli.h"
 #include "mounttable.h"
+#include "tool-devices.h"
+#include "tool-resize.h"
 #include "vcs-map.h"
 #include "vcs-tools.h"
 
@@ -31,6 +33,7 @@ struct plan {
         char *owned[2 * VCS_TOOL_PATHS_MAX + 2];
         size_t n, n_owned;
         struct km_mount_table *table; /* loaded on first need */
+        const char *device, *volume;  /* a device argument mounted at a volume (VCS_TOOL_DEVICE_MOUNT) */
 };
 
 static void plan_done(struct plan *p) {
@@ -116,6 +119,8 @@ static int bind_device(struct plan *p, const char *path, dev_t dev, struct km_er
 
                 if (mount_devno(m) != dev || !target || !volume_path(p, target))
                         continue;
+                p->device = path;
+                p->volume = target;
                 r = add_bind(p, target, target, err);
                 return r < 0 ? r : bind_table_source(p, dev, err);
         }
@@ -146,14 +151,21 @@ static int plan_in_host(void *userdata, struct km_error *err) {
                 /* A missing path or one of another kind: the tool's own error says so. */
                 if (stat(arg, &st) < 0)
                         continue;
-                if (S_ISBLK(st.st_mode))
-                        r = bind_device(p, arg, st.st_rdev, err);
-                else if (S_ISDIR(st.st_mode) && (p->tool->flags & VCS_TOOL_MOUNT_POINT))
+                if (S_ISBLK(st.st_mode) && (r = load_table(p, err)) >= 0 &&
+                    (r = tool_device_check(arg, p->tool->flags & VCS_TOOL_WRITES, p->kubelet_dir, p->table, err)) >= 0)
+                        r = p->v ? bind_device(p, arg, st.st_rdev, err) : 0;
+                else if (p->v && S_ISDIR(st.st_mode) && (p->tool->flags & VCS_TOOL_MOUNT_POINT))
                         r = bind_mount_point(p, arg, st.st_dev, err);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+static int resize_in_host(void *userdata, struct km_error *err) {
+        struct plan *p = userdata;
+
+        return tool_resize_online(p->device, p->volume, err);
 }
 
 /* ---- policy host: the host's own tool ------------------------------------- */
@@ -190,12 +202,17 @@ static int exec_in_host(void *userdata, struct km_error *err) {
         return error_set_plain(err, -ENOENT, "not found in the host's /sbin, /usr/sbin, /bin or /usr/bin");
 }
 
-static int run_host(struct km_host *host, const struct vcs_tool *tool, char **argv) {
+static int run_host(struct km_host *host, const struct vcs_tool *tool, char **argv, const char *kubelet_dir) {
+        _cleanup_(plan_done) struct plan checks = { tool, argv, kubelet_dir, NULL }; /* no container: checks only */
         struct host_exec h = { tool->name, argv, false, false };
         struct km_error err = {};
         char *arg0 = argv[0];
         int r;
 
+        if (km_host_run(host, plan_in_host, &checks, &err) < 0) {
+                cli_error("%s: %s", tool->name, err.message);
+                return EXIT_TOOL_FAILED;
+        }
         argv[0] = (char *)tool->name; /* as in the image: the name, wherever the link was */
         r = km_host_run(host, exec_in_host, &h, &err);
         argv[0] = arg0;
@@ -256,12 +273,23 @@ static int run_image(struct km_host *host, const struct vcs_tool *tool, const st
         }
         if (r >= 0)
                 r = km_host_run(host, plan_in_host, &p, &err);
+        /* mount-utils' online expansion, which no container may make (tool-resize.c). */
+        if (r >= 0 && p.volume && streq(tool->name, "resize2fs") && argv[1] && !argv[2]) {
+                r = km_host_run(host, resize_in_host, &p, &err);
+                fflush(stdout);
+                status = r < 0 ? 1 : 0;
+                if (r < 0)
+                        cli_error("%s: %s", tool->name, err.message);
+                r = 0;
+                goto done;
+        }
         if (r >= 0)
                 r = km_agent_new(host, NULL, &agent);
         if (r >= 0)
                 r = km_vcs_run_fds(agent, p.v, fds, &status, &err);
         if (r < 0)
                 cli_error("%s: %s", tool->name, err.message[0] ? err.message : strerror(-r));
+done:
         km_agent_free(agent);
         km_vcs_free(p.v);
         km_image_options_free(io);
@@ -307,7 +335,8 @@ int multicall_tool(int argc, char **argv) {
                 cli_error("%s: %s", tool.name, err.message);
                 return EXIT_TOOL_FAILED;
         }
-        r = e->policy == VCS_POLICY_HOST ? run_host(host, &tool, argv) : run_image(host, &tool, e, argv, kubelet_dir);
+        r = e->policy == VCS_POLICY_HOST ? run_host(host, &tool, argv, kubelet_dir)
+                                         : run_image(host, &tool, e, argv, kubelet_dir);
         km_host_free(host);
         return r;
 }

@@ -313,7 +313,7 @@ if (((0x$capeff >> 24) & 1)); then
 else
         is "$RC:$(jget resized)" "1:false" "Resize ext4 without CAP_SYS_RESOURCE: fails"
         like "$(jget error)" "^resize of device $E failed: exit status 1\. resize2fs output: .*Permission denied to resize filesystem" \
-                "... with resize2fs's own error (it ran on DEV, online), as the kubelet reports it"
+                "... with resize2fs's words (kubemount grows it online itself), as the kubelet reports it"
 fi
 drive --path "$TOOLS_PATH" unmount "$G"
 is "$RC" 0 "Unmount ext4"

@@ -78,14 +78,16 @@ after=$(blocks "$EXT")
 if ((RC == 0 && after > before)); then
         ok "resize2fs grows it online, from $before to $after blocks"
 else
-        # EXT4_IOC_RESIZE_FS wants CAP_SYS_RESOURCE, which root lacks on some machines (TESTBED.md).
+        # kubemount makes EXT4_IOC_RESIZE_FS itself (no container holds CAP_SYS_RESOURCE of the host),
+        # which root lacks on some machines (TESTBED.md); the node tier's j-iscsi grows one for real.
         kt_out="exit $RC: $OUT $ERR"
         run resize2fs "$EXT"
         if ((RC != 0)) && [[ $ERR == *"Permission denied to resize"* ]]; then
                 skip "resize2fs grows it online" "the host's own resize2fs cannot either here (no CAP_SYS_RESOURCE)"
+                like "$kt_out" "kubemount: resize2fs: Permission denied to resize filesystem \\($GM\\)" \
+                        "... kubemount's own grow got the same answer from the kernel"
         else
-                KM_TODO="VCS containers lack CAP_SYS_RESOURCE, which online ext4 resize needs" \
-                        not_ok "resize2fs grows it online ($before -> $after blocks)"
+                not_ok "resize2fs grows it online ($before -> $after blocks)"
                 diag "$kt_out" "the host's resize2fs: exit $RC"
         fi
 fi
@@ -179,6 +181,86 @@ is "$got" "$RC:$OUT" "a device named by a symlink with a space: blkid prints wha
 label=$'a b"\'$*\\;'
 check "mkfs.ext4 -L with quotes, a space, \$, * and \\" kt mkfs.ext4 -q -F -L "$label" "$LINKS/disk one"
 is "$(blkid -p -s LABEL -o value "$EXT")" "$label" "... the label reached mkfs as given"
+
+# ---- devices a tool may not be given: refused before anything runs --------------------
+# A block node outside /dev (here through a symlink in the kubelet dir), a mounted device
+# for a tool that writes, and any device on a disk that holds a filesystem of the host
+# mounted outside the kubelet dir (the root disk; a partitioned loop device stands in too).
+never_ran() { is "$(km ps -a --json | grep -c '"name"')" 0 "$1: no container was started"; }
+label_of() { blkid -p -s LABEL -o value "$1" 2>/dev/null; }
+mknod "$NODE/blk-outside" b "$(stat -c '0x%t' "$EXT")" "$(stat -c '0x%T' "$EXT")" &&
+        ln -s "$NODE/blk-outside" "$LINKS/outside" || bail_out "mknod $NODE/blk-outside"
+before=$(label_of "$EXT")
+run kt mkfs.ext4 -F "$LINKS/outside"
+is "$RC" 125 "mkfs.ext4 on a symlink to a block node outside /dev: exit 125"
+is "$ERR" "kubemount: mkfs.ext4: $LINKS/outside: is $NODE/blk-outside, which is not in /dev: refused" \
+        "... one line naming the path and where it leads"
+is "$(label_of "$EXT")" "$before" "... the device is as it was"
+never_ran "symlink out of /dev"
+run kt blkid -p "$NODE"
+is "$RC" 2 "a directory where a device is wanted: the tool's own answer (blkid: exit 2)"
+
+VOL=$KUBELET_DIR/pods/uid-dev/volumes/kubernetes.io~csi/pv-dev/mount
+mkdir -p "$VOL" && mount "$EXT" "$VOL" || bail_out "mount $EXT"
+for tool in "mkfs.ext4 -F" "e2fsck -f -y" "fsck -a"; do
+        read -ra t <<<"$tool"
+        run kt "${t[@]}" "$EXT"
+        is "$RC:$ERR" "125:kubemount: ${t[0]}: $EXT: is mounted at $VOL: refused" "${t[0]} on a device mounted at a volume: refused, naming the mount"
+done
+run kt blkid -p -s TYPE -o value "$EXT"
+is "$RC:$OUT" "0:ext4" "blkid (it only reads) on the mounted device still works"
+umount "$VOL"
+
+HOSTDATA=$NODE/host-data # outside the kubelet dir: a filesystem of the host's
+mkdir -p "$HOSTDATA" && mount "$EXT" "$HOSTDATA" || bail_out "mount $EXT"
+for tool in "blkid -p" "mkfs.ext4 -F" "dumpe2fs -h"; do
+        read -ra t <<<"$tool"
+        run kt "${t[@]}" "$EXT"
+        is "$RC:$ERR" "125:kubemount: ${t[0]}: $EXT: is on the disk of the host's $HOSTDATA (not a volume of the kubelet dir $KUBELET_DIR): refused" \
+                "${t[0]} on a device of a host filesystem: refused"
+done
+umount "$HOSTDATA"
+never_ran "refused devices"
+
+# A disk with two partitions, the first mounted outside the kubelet dir (as /boot would be):
+# neither the second partition nor the whole disk may be given to a tool.
+truncate -s 40M "$NODE/parts.img"
+python3 - "$NODE/parts.img" <<'PY' || bail_out "cannot write a partition table"
+import struct, sys
+def entry(start, count):  # a Linux partition (type 0x83), LBA only
+    return struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", start, count)
+mbr = bytearray(512)
+mbr[446:478] = entry(2048, 32768) + entry(34816, 40960)
+mbr[510:512] = b"\x55\xaa"
+with open(sys.argv[1], "r+b") as f:
+    f.write(mbr)
+PY
+new_loop "$NODE/parts.img" 40M -P
+PARTS=$DEV
+# Probed, not assumed: some kernels split no MBR (this machine's 6.18 has no
+# CONFIG_MSDOS_PARTITION); the node tier's j-iscsi runs the same on Debian's 6.1.
+if wait_for 5 test -b "${PARTS}p2"; then
+        mkfs.ext4 -q "${PARTS}p1" && mkdir -p "$NODE/host-boot" && mount "${PARTS}p1" "$NODE/host-boot" ||
+                bail_out "mount ${PARTS}p1"
+        for dev in "${PARTS}p2" "$PARTS"; do
+                run kt mkfs.ext4 -F "$dev"
+                is "$RC:$ERR" "125:kubemount: mkfs.ext4: $dev: is on the disk of the host's $NODE/host-boot (not a volume of the kubelet dir $KUBELET_DIR): refused" \
+                        "mkfs.ext4 on $dev, of the disk whose p1 the host has mounted: refused"
+        done
+        umount "$NODE/host-boot"
+        run kt mkfs.ext4 -q -F "${PARTS}p2"
+        is "$RC" 0 "... once p1 is unmounted, ${PARTS}p2 is a volume's to format"
+else
+        skip "a partition of a disk the host has mounted" "this kernel made no ${PARTS}p1 (no MBR support); j-iscsi in the node tier tests it"
+fi
+root=$(findmnt -no SOURCE --mountpoint / | head -n 1)
+if [[ $root == /dev/* && -b $root ]]; then
+        run kt blkid -p "$root"
+        is "$RC" 125 "blkid on this machine's root device ($root): refused (exit 125)"
+        like "$ERR" "is on the disk of the host's /" "... as the disk of the host's /"
+else
+        diag "the root filesystem is $root, no block device: the partition case above stands in for it"
+fi
 
 # ---- exit statuses and kubemount's own failures ----------------------------------------
 run e2fsck -n /nonexistent

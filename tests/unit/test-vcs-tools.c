@@ -32,25 +32,25 @@ static void expect_tool(const char *name, const char *type, unsigned flags) {
 static void test_lookup(void **state _unused_) {
         struct vcs_tool t;
 
-        /* What mount-utils runs, each to the type whose image serves it. */
+        /* What mount-utils runs, each to the type whose image serves it; those that write to their device. */
         expect_tool("blkid", VCS_TOOLS_TYPE, 0);
         expect_tool("blockdev", VCS_TOOLS_TYPE, 0);
-        expect_tool("fsck", VCS_TOOLS_TYPE, 0);
-        expect_tool("mkfs.ext4", "ext4", 0);
-        expect_tool("mkfs.ext3", "ext3", 0);
-        expect_tool("mkfs.ext2", "ext2", 0);
-        expect_tool("mkfs.xfs", "xfs", 0);
-        expect_tool("fsck.ext4", "ext4", 0);
-        expect_tool("fsck.xfs", "xfs", 0);
-        expect_tool("e2fsck", "ext4", 0);
+        expect_tool("fsck", VCS_TOOLS_TYPE, VCS_TOOL_WRITES);
+        expect_tool("mkfs.ext4", "ext4", VCS_TOOL_WRITES);
+        expect_tool("mkfs.ext3", "ext3", VCS_TOOL_WRITES);
+        expect_tool("mkfs.ext2", "ext2", VCS_TOOL_WRITES);
+        expect_tool("mkfs.xfs", "xfs", VCS_TOOL_WRITES);
+        expect_tool("fsck.ext4", "ext4", VCS_TOOL_WRITES);
+        expect_tool("fsck.xfs", "xfs", VCS_TOOL_WRITES);
+        expect_tool("e2fsck", "ext4", VCS_TOOL_WRITES);
         expect_tool("dumpe2fs", "ext4", 0);
         expect_tool("resize2fs", "ext4", VCS_TOOL_DEVICE_MOUNT);
         expect_tool("xfs_growfs", "xfs", VCS_TOOL_MOUNT_POINT);
         expect_tool("xfs_io", "xfs", VCS_TOOL_MOUNT_POINT);
-        expect_tool("xfs_repair", "xfs", 0);
+        expect_tool("xfs_repair", "xfs", VCS_TOOL_WRITES);
         /* Another mkfs.TYPE or fsck.TYPE an administrator links: TYPE's mapping. */
-        expect_tool("mkfs.btrfs", "btrfs", 0);
-        expect_tool("fsck.vfat", "vfat", 0);
+        expect_tool("mkfs.btrfs", "btrfs", VCS_TOOL_WRITES);
+        expect_tool("fsck.vfat", "vfat", VCS_TOOL_WRITES);
         /* Not tools: kubemount itself, mount and umount (main.c's own), and near misses. */
         assert_int_equal(vcs_tool_lookup("kubemount", &t), 0);
         assert_int_equal(vcs_tool_lookup("mount", &t), 0);

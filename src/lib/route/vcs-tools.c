@@ -11,20 +11,20 @@ static const struct vcs_tool tools[] = {
         { "blkid", VCS_TOOLS_TYPE, 0 },
         { "blockdev", VCS_TOOLS_TYPE, 0 },
         { "dumpe2fs", "ext4", 0 },
-        { "e2fsck", "ext4", 0 },
-        { "fsck", VCS_TOOLS_TYPE, 0 },
-        { "fsck.ext2", "ext2", 0 },
-        { "fsck.ext3", "ext3", 0 },
-        { "fsck.ext4", "ext4", 0 },
-        { "fsck.xfs", "xfs", 0 },
-        { "mkfs.ext2", "ext2", 0 },
-        { "mkfs.ext3", "ext3", 0 },
-        { "mkfs.ext4", "ext4", 0 },
-        { "mkfs.xfs", "xfs", 0 },
+        { "e2fsck", "ext4", VCS_TOOL_WRITES },
+        { "fsck", VCS_TOOLS_TYPE, VCS_TOOL_WRITES },
+        { "fsck.ext2", "ext2", VCS_TOOL_WRITES },
+        { "fsck.ext3", "ext3", VCS_TOOL_WRITES },
+        { "fsck.ext4", "ext4", VCS_TOOL_WRITES },
+        { "fsck.xfs", "xfs", VCS_TOOL_WRITES },
+        { "mkfs.ext2", "ext2", VCS_TOOL_WRITES },
+        { "mkfs.ext3", "ext3", VCS_TOOL_WRITES },
+        { "mkfs.ext4", "ext4", VCS_TOOL_WRITES },
+        { "mkfs.xfs", "xfs", VCS_TOOL_WRITES },
         { "resize2fs", "ext4", VCS_TOOL_DEVICE_MOUNT },
         { "xfs_growfs", "xfs", VCS_TOOL_MOUNT_POINT },
         { "xfs_io", "xfs", VCS_TOOL_MOUNT_POINT },
-        { "xfs_repair", "xfs", 0 },
+        { "xfs_repair", "xfs", VCS_TOOL_WRITES },
 };
 
 const struct vcs_tool *vcs_tools(size_t *ret_n) {
@@ -40,7 +40,7 @@ int vcs_tool_lookup(const char *name, struct vcs_tool *ret) {
                 }
         /* mkfs.btrfs, fsck.vfat ...: the type is the suffix, as mkfs(8) and fsck(8) find them. */
         if ((startswith(name, "mkfs.") || startswith(name, "fsck.")) && name[5] && !strchr(name + 5, '/')) {
-                *ret = (struct vcs_tool){ name, name + 5, 0 };
+                *ret = (struct vcs_tool){ name, name + 5, VCS_TOOL_WRITES };
                 return 1;
         }
         return 0;

@@ -24,6 +24,8 @@ enum {
         VCS_TOOL_MOUNT_POINT = 1u << 0,
         /* A device argument's mounted filesystem is needed too (resize2fs grows a mounted ext4 online). */
         VCS_TOOL_DEVICE_MOUNT = 1u << 1,
+        /* It writes to its device (mkfs, fsck, repair): one mounted or in use is refused (cli/tool-devices.c). */
+        VCS_TOOL_WRITES = 1u << 2,
 };
 
 struct vcs_tool {
