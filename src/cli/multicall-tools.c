@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "mounttable.h"
+#include "multicall-iscsi.h"
 #include "tool-devices.h"
 #include "tool-resize.h"
 #include "vcs-map.h"
@@ -335,8 +336,12 @@ int multicall_tool(int argc, char **argv) {
                 cli_error("%s: %s", tool.name, err.message);
                 return EXIT_TOOL_FAILED;
         }
-        r = e->policy == VCS_POLICY_HOST ? run_host(host, &tool, argv, kubelet_dir)
-                                         : run_image(host, &tool, e, argv, kubelet_dir);
+        if (e->policy == VCS_POLICY_HOST)
+                r = run_host(host, &tool, argv, kubelet_dir);
+        else if (tool.flags & VCS_TOOL_ISCSI)
+                r = multicall_iscsiadm(host, e, argv);
+        else
+                r = run_image(host, &tool, e, argv, kubelet_dir);
         km_host_free(host);
         return r;
 }

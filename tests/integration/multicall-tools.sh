@@ -288,6 +288,18 @@ run kt env KUBEMOUNT_VCS_DIR="$VCSD" "$KUBELET_DIR/mkfs.nosuchfs" "$EXT"
 is "$RC" 127 "policy host and no such tool in the host: exit 127"
 is "$(blkid -p -s TYPE -o value "$EXT")" "ext4" "... nothing touched the device"
 
+# ---- iscsiadm: the host's by default; from an image only privileged ---------------------
+# (This machine's kernel has no iSCSI; the node tier's j-iscsi logs in to a real target.)
+is "$(readlink -f "$MC/iscsiadm")" "$(readlink -f "$KUBEMOUNT")" "iscsiadm is a multi-call link"
+run km vcs list
+like "$OUT" $'(^|\n)iscsi +- +host ' "vcs list: iscsi is the host's by default (policy host, no image)"
+echo '{"mappings": [{"types": ["iscsi"], "image": "fuse-tools:latest"}]}' >"$VCSD/iscsi.json"
+run kt env KUBEMOUNT_VCS_DIR="$VCSD" iscsiadm -m session
+is "$RC" 125 "iscsiadm from an unprivileged entry: exit 125"
+like "$ERR" "^kubemount: iscsiadm: iscsid needs CAP_SYS_ADMIN of the host \\(NETLINK_ISCSI\\): the iscsi entry \\($VCSD/iscsi.json\\) must be privileged" \
+        "... one line saying why and what to do"
+is "$(km ps -a --json | grep -c '"name"')" 0 "... before any container ran"
+
 detach_loops
 vcs_cleanup
 agents=$(vcs_agent_pids)

@@ -69,7 +69,7 @@ for p in kubemount libkubemount0 libkubemount-dev; do
 done
 took "debs"
 
-images=(fuse-tools glusterfs nfs cifs)
+images=(fuse-tools glusterfs nfs cifs iscsi)
 missing=()
 for i in "${images[@]}"; do [[ -f $build/images/$i/index.json ]] || missing+=("$i"); done
 if ((${#missing[@]})); then

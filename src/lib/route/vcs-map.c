@@ -42,6 +42,7 @@ static const struct {
         { "fuse.squashfuse", "fuse-tools:latest", VCS_POLICY_AUTO },
         { "fuse.sshfs", "fuse-tools:latest", VCS_POLICY_AUTO },
         { "glusterfs", "glusterfs:latest", VCS_POLICY_AUTO },
+        { "iscsi", NULL, VCS_POLICY_HOST },
         { "nfs", "nfs:latest", VCS_POLICY_AUTO },
         { "nfs4", "nfs:latest", VCS_POLICY_AUTO },
         { "smb3", "cifs:latest", VCS_POLICY_AUTO },

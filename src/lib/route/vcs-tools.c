@@ -17,6 +17,7 @@ static const struct vcs_tool tools[] = {
         { "fsck.ext3", "ext3", VCS_TOOL_WRITES },
         { "fsck.ext4", "ext4", VCS_TOOL_WRITES },
         { "fsck.xfs", "xfs", VCS_TOOL_WRITES },
+        { "iscsiadm", "iscsi", VCS_TOOL_ISCSI },
         { "mkfs.ext2", "ext2", VCS_TOOL_WRITES },
         { "mkfs.ext3", "ext3", VCS_TOOL_WRITES },
         { "mkfs.ext4", "ext4", VCS_TOOL_WRITES },

@@ -26,6 +26,8 @@ enum {
         VCS_TOOL_DEVICE_MOUNT = 1u << 1,
         /* It writes to its device (mkfs, fsck, repair): one mounted or in use is refused (cli/tool-devices.c). */
         VCS_TOOL_WRITES = 1u << 2,
+        /* iscsiadm: with iscsid kept running, both in the host's network (cli/multicall-iscsi.c). */
+        VCS_TOOL_ISCSI = 1u << 3,
 };
 
 struct vcs_tool {
