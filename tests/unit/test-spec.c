@@ -611,7 +611,7 @@ static void test_vcs_capabilities(void **state) {
         static const int wanted[] = {
                 CAP_SYS_ADMIN,  CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,           CAP_FSETID,
                 CAP_KILL,       CAP_SETGID, CAP_SETUID,       CAP_SETPCAP,         CAP_NET_BIND_SERVICE, CAP_NET_ADMIN,
-                CAP_SYS_CHROOT, CAP_MKNOD,  CAP_AUDIT_WRITE,  CAP_SETFCAP
+                CAP_SYS_CHROOT, CAP_MKNOD,  CAP_AUDIT_WRITE,  CAP_SETFCAP,         CAP_IPC_LOCK
         };
         static const int never[] = { CAP_SYS_MODULE, CAP_SYS_PTRACE, CAP_SYS_RAWIO,    CAP_SYS_BOOT,
                                      CAP_SYS_TIME,   CAP_MAC_ADMIN,  CAP_MAC_OVERRIDE, CAP_BPF,

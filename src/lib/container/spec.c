@@ -545,6 +545,7 @@ uint64_t spec_vcs_capabilities(void) {
                 CAP_MKNOD,            /* create nodes the fresh /dev lacks (loop, nbd, rbd) */
                 CAP_AUDIT_WRITE,      /* PAM and login-style helpers fail without it */
                 CAP_SETFCAP,          /* mirror security.capability xattrs through FUSE */
+                CAP_IPC_LOCK,         /* iscsid mlockall()s: it must not page out to the disks it serves */
         };
         uint64_t mask = 0;
 
