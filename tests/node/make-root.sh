@@ -30,11 +30,11 @@ suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 # The node: a kernel and an initramfs that boot from virtio, systemd, the
 # servers (NFS, GlusterFS, sshd, smbd, tgt) and clients the scenarios use (the host's
-# own cifs-utils only as the peer of i-cifs's timings), docker.io
+# own cifs-utils and open-iscsi only as the peers of i-cifs's and j-iscsi's timings), docker.io
 # (which needs apparmor_parser with Debian's kernel), the usual node tools.
 packages=(
         linux-image-amd64 systemd-sysv initramfs-tools udev apparmor
-        nfs-kernel-server glusterfs-server openssh-server docker.io fuse3 samba cifs-utils tgt
+        nfs-kernel-server glusterfs-server openssh-server docker.io fuse3 samba cifs-utils tgt open-iscsi
         iproute2 procps util-linux mount kmod e2fsprogs
 )
 # What the .debs depend on: first alternative, no versions (dpkg -i checks those).
