@@ -11,7 +11,8 @@
  * privileged, which takes an image pinned by digest (vcs-map.c).  They share
  * the node's iSCSI database, a host directory bound at /etc/iscsi's records
  * (sessions and records outlive an iscsid restart, as on a host), and its
- * lock directory.  kubemount loads iscsi_tcp with the host's modprobe.
+ * lock directory, and a writable /sys/devices.  kubemount loads iscsi_tcp
+ * with the host's modprobe.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -166,6 +167,10 @@ static int iscsi_container(struct km_host *host, const struct vcs_entry *e, cons
                 r = km_vcs_add_mount(v, source, "/etc/iscsi/" INITIATOR_FILE, KM_MAKE_PRIVATE, false);
         if (r >= 0)
                 r = km_vcs_add_mount(v, h->lock, "/run/lock/iscsi", KM_MAKE_PRIVATE, false);
+        /* Writable, over the container's read-only sysfs: iscsid asks the kernel to scan a new
+         * session's LUNs (/sys/class/scsi_host/hostN/scan) and sets its disks' timeouts. */
+        if (r >= 0)
+                r = km_vcs_add_mount(v, "/sys/devices", "/sys/devices", KM_MAKE_SLAVE, false);
         if (r < 0) {
                 km_image_options_free(io);
                 return error_set(err, r, "container");
