@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "route-internal.h"
+#include "route-statd.h"
 #include "test-helpers.h"
 
 struct fixture {
@@ -182,6 +183,27 @@ static void test_container_names(void **state) {
         assert_int_equal(strlen(a), strlen("mount-") + 16);
 }
 
+/* NFS v3 with locks wants a statd; v4, nolock, local_lock=all|posix and other types do not. */
+static void test_statd_wanted(void **state _unused_) {
+        assert_true(statd_wanted("nfs", "vers=3"));
+        assert_true(statd_wanted("nfs", "rw,nfsvers=3,hard"));
+        assert_true(statd_wanted("nfs", "vers=3.0"));
+        assert_true(statd_wanted("nfs", "v3"));
+        assert_true(statd_wanted("nfs", "vers=3,local_lock=flock")); /* fcntl locks still go to the server */
+        assert_true(statd_wanted("nfs", "rw,vers=3,rsize=1048576,hard,proto=tcp,local_lock=none,addr=127.0.0.1"));
+        assert_true(statd_wanted("nfs", "nolock,vers=3,lock"));
+        assert_false(statd_wanted("nfs", "vers=3,nolock"));
+        assert_false(statd_wanted("nfs", "vers=3,local_lock=all"));
+        assert_false(statd_wanted("nfs", "vers=3,local_lock=posix"));
+        assert_false(statd_wanted("nfs", "vers=4.2"));
+        assert_false(statd_wanted("nfs", "vers=30"));
+        assert_false(statd_wanted("nfs", "hard")); /* v4 first, as mount.nfs negotiates */
+        assert_false(statd_wanted("nfs", NULL));
+        assert_false(statd_wanted("nfs4", "vers=3"));
+        assert_false(statd_wanted("cifs", "vers=3.0"));
+        assert_false(statd_wanted(NULL, "vers=3"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_policies, setup, teardown),
@@ -190,6 +212,7 @@ int main(void) {
                 cmocka_unit_test(test_mount_types),
                 cmocka_unit_test_setup_teardown(test_bad_command_line, setup, teardown),
                 cmocka_unit_test(test_container_names),
+                cmocka_unit_test(test_statd_wanted),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,16 @@
 
 #include "vcs-map.h"
 
+struct km_router {
+        struct km_host *host; /* a copy; NULL: the calling thread's namespace */
+        char *kubelet_dir, *state_dir;
+        bool kubelet_dir_named;
+        const struct km_image_options *image_options;
+        char **command_line;
+        size_t n_command_line;
+        struct vcs_map *map; /* built at first use */
+};
+
 /* "mount-" + up to 40 characters of the target's last component + "-" + 16 hex digits. */
 #define ROUTE_NAME_MAX 72
 

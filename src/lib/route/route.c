@@ -12,21 +12,12 @@
 #include "mount-spec.h"
 #include "options.h"
 #include "route-internal.h"
+#include "route-statd.h"
 #include "secrets.h"
 #include "vcs-route.h"
 
 /* How long a routed daemon's container gets to end after its mount is gone. */
 #define ROUTE_STOP_TIMEOUT_MS 5000
-
-struct km_router {
-        struct km_host *host; /* a copy; NULL: the calling thread's namespace */
-        char *kubelet_dir, *state_dir;
-        bool kubelet_dir_named;
-        const struct km_image_options *image_options;
-        char **command_line;
-        size_t n_command_line;
-        struct vcs_map *map; /* built at first use */
-};
 
 KM_EXPORT int km_router_new(const struct km_host *h, struct km_router **ret) {
         struct km_router *r = calloc(1, sizeof(*r));
@@ -362,6 +353,9 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         q = allow_mounts(v, e);
         if (q < 0)
                 return error_set(err, q, "mount: %s: the types its container may mount", s->target);
+        /* Before mount.nfs, which refuses v3 locks that no statd answers for. */
+        if (statd_wanted(s->fstype, s->options) && (q = statd_up(r, a, e, err)) < 0)
+                return error_wrap(err, q, "mount: %s: NFS v3 locks need rpc.statd", s->target);
         q = km_vcs_start(a, v, NULL, err);
         if (q == -EEXIST)
                 return error_set_plain(err, -EBUSY, "mount: %s: container %s is mounting or serving it already",
@@ -494,6 +488,8 @@ KM_EXPORT int km_route_umount(struct km_router *r, const char *target, unsigned 
         q = km_host_run(r->host, umount_in_ns, &u, err);
         if (excode)
                 *excode = q >= 0 ? MNT_EX_SUCCESS : u.excode;
+        if (q >= 0)
+                statd_down_if_unused(r);
         if (!u.release)
                 return q;
         /* Its client is done (or never unmounted itself): the container goes too. */
