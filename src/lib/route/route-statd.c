@@ -115,7 +115,7 @@ int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_ent
                 return *err = (struct km_error){}, 0;
         if (q < 0)
                 return q;
-        log_msg(KM_LOG_INFO, "container %s: rpc.statd for NFS v3 locks (the host runs none), from %s", STATD_NAME,
+        log_msg(KM_LOG_NOTICE, "container %s: rpc.statd for NFS v3 locks (the host runs none), from %s", STATD_NAME,
                 e->image);
         for (int waited = 0; waited < STATD_READY_MS; waited += 100) {
                 _cleanup_free_ char *out = NULL;
@@ -161,5 +161,5 @@ void statd_down_if_unused(const struct km_router *r) {
         if (km_vcs_remove(a, STATD_NAME, true, &err) < 0)
                 log_msg(KM_LOG_WARNING, "container %s stays: %s; kubemount gc removes it", STATD_NAME, err.message);
         else
-                log_msg(KM_LOG_INFO, "container %s: no NFS v3 mount with locks is left; it ended", STATD_NAME);
+                log_msg(KM_LOG_NOTICE, "container %s: no NFS v3 mount with locks is left; it ended", STATD_NAME);
 }
