@@ -72,6 +72,17 @@ $SECRET" "[$type] ... but on its stdin, with PASSWD_FD=0 (mount.cifs reads it th
 done
 rm -f "$KUBELET_DIR"/argv.img-cli*
 
+# ceph: mount.ceph takes its key in the options (secret=), as the kubelet gives them; masked
+# everywhere else.  (No Ceph cluster runs here: docs/storage.md.)
+run "${KM_V[@]}" -v --vcs-image ceph=local/img-cli:1 mount -t ceph -o "name=admin,secret=$SECRET,mds_namespace=fs1" \
+        127.0.0.1:6789:/ "$T"
+is "$RC" 32 "[ceph] a routed mount whose image fails: exit 32"
+is "$(sed -n 2p "$KUBELET_DIR/argv.img-cli"; sed -n 4p "$KUBELET_DIR/argv.img-cli")" "ceph
+name=admin,secret=$SECRET,mds_namespace=fs1" "[ceph] the image's mount -t ceph got the kubelet's options, secret= included"
+unlike "$OUT$ERR" "$SECRET" "[ceph] the secret is not in kubemount's messages (-v)"
+check_fails "[ceph] ... nor in any file of the state dir" grep -rqs -- "$SECRET" "$KUBEMOUNT_STATE_DIR"
+rm -f "$KUBELET_DIR"/argv.img-cli*
+
 # An entry's options come after the kubelet's.
 echo '{"mappings": [{"types": ["kmopt"], "image": "local/img-def:1", "policy": "container", "options": "nolock,x-km"}]}' \
         >"$KUBEMOUNT_VCS_DIR/30-opt.json"
