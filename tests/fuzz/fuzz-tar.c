@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fuzz-check.h"
+#include "unpack-tree.h"
 #include "unpack.h"
 
 #define MAX_LAYER (1024 * 1024)

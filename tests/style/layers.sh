@@ -1,15 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # No circles, no arrows up (TAP).  From the object files of the build, an
-# undefined symbol in file A that file B defines is an edge A -> B.  Fails on
+# undefined symbol in file A that file B defines is an edge A -> B; so is an
+# #include "B.h" in A.c or in A's own A.h (a header's macros and inline
+# helpers are B's, called or not: a circle through them is a circle).  Fails on
 #   1. an edge from a lower folder to a higher one, or between container and
-#      image (basic < mount < container < broker, image < vcs < route; nsenter-compat sees
-#      only mount and basic);
+#      image (basic < mount < container < broker, image < vcs < route < cli; nsenter-compat
+#      sees only mount and basic);
 #   2. a cycle between files (each strongly connected set is reported with
 #      one shortest cycle through it and a symbol per hop).
-# Usage: layers.sh BUILD_ROOT
+# Usage: layers.sh BUILD_ROOT [SOURCE_ROOT]
 set -u -o pipefail
 build=$1
+src=${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 
 # Edges left out of the cycle check, "from-file to-file", each with a comment
 # saying why and what ends it.  Reported on every run; add one only for a
@@ -26,29 +29,58 @@ declare -A below=(
         [vcs]="broker container image mount basic"
         [route]="vcs broker container image mount basic"
         [nsenter-compat]="mount basic"
+        [cli]="route vcs broker container image mount basic"
 )
 
 command -v nm >/dev/null || { echo "Bail out! missing tool nm (binutils)"; exit 1; }
 shopt -s nullglob
 libs=("$build"/src/lib/*/libkm-*.a "$build"/nsenter-compat/libnsenter-compat.a)
+cli_objs=("$build"/src/cli/kubemount.p/*.o)
 [[ ${#libs[@]} -ge 5 ]] || { echo "Bail out! only ${#libs[@]} static libraries under $build (build first)"; exit 1; }
+[[ ${#cli_objs[@]} -ge 5 ]] || { echo "Bail out! only ${#cli_objs[@]} objects of kubemount under $build (build first)"; exit 1; }
 
 # "folder/file.c U|D symbol" for every global symbol of every object: U
 # undefined there (lowercase w and v: weak undefined), D defined.
 symbols() {
         local lib folder
-        for lib in "${libs[@]}"; do
-                folder=$(basename "$(dirname "$lib")")
-                nm -A -P "$lib" | awk -v folder="$folder" '
+        for lib in "${libs[@]}" cli; do
+                if [[ $lib == cli ]]; then
+                        folder=cli
+                        set -- "${cli_objs[@]}"
+                else
+                        folder=$(basename "$(dirname "$lib")")
+                        set -- "$lib"
+                fi
+                nm -A -P "$@" | awk -v folder="$folder" '
                         $3 ~ /^[A-Z]$/ || $3 == "w" || $3 == "v" {
                                 obj = $1
-                                sub(/^.*\[/, "", obj); sub(/\]:$/, "", obj)
+                                sub(/^.*\[/, "", obj); sub(/\]:$/, "", obj); sub(/:$/, "", obj)
                                 sub(/^.*\//, "", obj); sub(/\.o$/, "", obj)
                                 print folder "/" obj, ($3 == "U" || $3 == "w" || $3 == "v") ? "U" : "D", $2
                         }' || return 1
         done
 }
+
+# The same records for includes: A.c (or its A.h) including B.h, where B.c exists, is
+# "A U #include:B.h" and "B D #include:B.h".  Headers of no file (macro.h, kubemount.h,
+# the CLI's cli.h) are below everything and make no edge.
+includes() {
+        local -A file_of=()
+        local c b h f inc
+        local sources=("$src"/src/lib/*/*.c "$src"/src/cli/*.c "$src"/nsenter-compat/*.c)
+        for c in "${sources[@]}"; do file_of[$(basename "$c" .c)]=$c; done
+        for c in "${sources[@]}"; do
+                b=$(basename "$c" .c) h=${c%.c}.h
+                f="$(basename "$(dirname "$c")")/$b.c"
+                for inc in $(cat "$c" $([[ -f $h ]] && echo "$h") | sed -n 's/^#include "\([^"/]*\)\.h".*/\1/p' | sort -u); do
+                        [[ $inc != "$b" && -n ${file_of[$inc]:-} ]] || continue
+                        echo "$f U #include:$inc.h"
+                        echo "$(basename "$(dirname "${file_of[$inc]}")")/$inc.c D #include:$inc.h"
+                done
+        done
+}
 table=$(symbols) || { echo "Bail out! nm failed on ${libs[*]}"; exit 1; }
+table+=$'\n'$(includes) || { echo "Bail out! cannot read the includes under $src"; exit 1; }
 
 echo "1..2"
 printf '%s\n' "$table" | awk -v allow="${allow[*]}" -v below_spec="$(

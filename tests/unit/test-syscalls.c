@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "util.h"
 #include "syscalls.h"
 #include "test-helpers.h"
 

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "test-helpers.h"
+#include "unpack-tree.h"
 #include "unpack.h"
 
 #define CANARY "canary contents\n"

@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "util.h"
+#include "kubemount.h"
+#include "macro.h"
 
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x00001000U

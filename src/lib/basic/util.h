@@ -12,46 +12,9 @@
 #include <unistd.h>
 
 #include "kubemount.h"
+#include "macro.h"
 
-#define KM_EXPORT __attribute__((visibility("default")))
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _unused_ __attribute__((unused))
-#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
-
-static inline void freep(void *p) {
-        free(*(void **)p);
-}
-#define _cleanup_free_ _cleanup_(freep)
-
-/* Closes *fd if open and marks it closed (-EBADF). */
-static inline void closep(int *fd) {
-        if (*fd >= 0) {
-                int saved = errno;
-                close(*fd);
-                errno = saved;
-        }
-        *fd = -EBADF;
-}
-#define _cleanup_close_ _cleanup_(closep)
-
-static inline void fclosep(FILE **f) {
-        if (*f)
-                fclose(*f);
-}
-#define _cleanup_fclose_ _cleanup_(fclosep)
-/* json_decrefp() of jansson-dl.h, for files that include it. */
-#define _cleanup_json_ _cleanup_(json_decrefp)
-
-/* Declares a cleanup function freep_NAME for pointers of TYPE freed by FUNC. */
-#define DEFINE_CLEANUP(type, func)                                                                                     \
-        static inline void func##p(type **p) {                                                                         \
-                if (*p)                                                                                                \
-                        func(*p);                                                                                      \
-        }
-
-/* One cleanup per type: the libc and kubemount.h types here, the others next to their type. */
-DEFINE_CLEANUP(DIR, closedir)
+/* One cleanup per type: kubemount.h's here, libc's in macro.h, the others next to their type. */
 DEFINE_CLEANUP(char *, km_strv_free)
 DEFINE_CLEANUP(struct km_vcs, km_vcs_free)
 DEFINE_CLEANUP(struct km_agent, km_agent_free)
@@ -62,25 +25,6 @@ DEFINE_CLEANUP(struct km_image_options, km_image_options_free)
 #define KUBELET_DIR_DEFAULT "/var/lib/kubelet"
 #define STATE_DIR_DEFAULT "/run/kubemount" /* the agent's state (vcs/state-dir.h), $KUBEMOUNT_STATE_DIR */
 
-#define TAKE_PTR(p)                                                                                                    \
-        ({                                                                                                             \
-                __typeof__(p) _p = (p);                                                                                \
-                (p) = NULL;                                                                                            \
-                _p;                                                                                                    \
-        })
-#define TAKE_FD(fd)                                                                                                    \
-        ({                                                                                                             \
-                int _fd = (fd);                                                                                        \
-                (fd) = -EBADF;                                                                                         \
-                _fd;                                                                                                   \
-        })
-
-static inline bool streq(const char *a, const char *b) {
-        return strcmp(a, b) == 0;
-}
-static inline bool startswith(const char *s, const char *prefix) {
-        return strncmp(s, prefix, strlen(prefix)) == 0;
-}
 /* True if path equals prefix or lies below it (component-wise). */
 bool path_is_below(const char *path, const char *prefix);
 

@@ -23,13 +23,7 @@
 #include <sys/types.h>
 
 #include "broker-policy.h"
-
-struct broker_notif {
-        uint64_t id;
-        pid_t pid; /* the caller, in the listener's pid namespace */
-        int nr;    /* the syscall */
-        uint64_t args[6];
-};
+#include "caller-view.h" /* struct broker_notif, struct broker_view */
 
 /* The next notification on listener (readable): 0, -ENOENT if its caller is gone already, or -errno. */
 int broker_recv(int listener, struct broker_notif *ret);
@@ -50,21 +44,6 @@ struct broker_outcome {
         unsigned mount_id; /* mounted: the ID of the mount it made (0: unknown) */
         char target[4096]; /* the call's target, as the caller gave it (for mounted/unmounted) */
         char line[1024];   /* for the log: broker_describe(), or what failed */
-};
-
-/* What the container sees of the host: a bind of host path source at destination. */
-struct broker_bind {
-        const char *destination, *source;
-};
-
-/* The container's view of the host, for broker_serve. */
-struct broker_view {
-        const struct broker_bind *binds; /* a target (or bind source) is translated through the deepest bind */
-        size_t n_binds;                  /* holding it; one below none is refused */
-        const dev_t *devices;            /* the block devices the container was given (st_rdev) */
-        const char *const *device_paths; /* each one's host path (the name mountinfo shows), or NULL */
-        size_t n_devices;
-        bool fuse_device; /* /dev/fuse is one of its devices: a trapped open of it gets the host's */
 };
 
 /*

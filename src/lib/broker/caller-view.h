@@ -9,8 +9,34 @@
  */
 #pragma once
 
-#include "broker.h"
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "broker-policy.h"
 #include "resolve.h"
+
+/* A trapped call (broker.h): who made it, which, with what. */
+struct broker_notif {
+        uint64_t id;
+        pid_t pid; /* the caller, in the listener's pid namespace */
+        int nr;    /* the syscall */
+        uint64_t args[6];
+};
+
+/* What the container sees of the host: a bind of host path source at destination. */
+struct broker_bind {
+        const char *destination, *source;
+};
+
+/* The container's view of the host, for broker_serve. */
+struct broker_view {
+        const struct broker_bind *binds; /* a target (or bind source) is translated through the deepest bind */
+        size_t n_binds;                  /* holding it; one below none is refused */
+        const dev_t *devices;            /* the block devices the container was given (st_rdev) */
+        const char *const *device_paths; /* each one's host path (the name mountinfo shows), or NULL */
+        size_t n_devices;
+        bool fuse_device; /* /dev/fuse is one of its devices: a trapped open of it gets the host's */
+};
 
 /*
  * The bind of view that holds the caller's absolute path: the deepest

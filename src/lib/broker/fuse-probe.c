@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <sys/wait.h>
 
+#include "util.h"
 #include "fuse-probe.h"
 #include "syscalls.h"
 

@@ -16,7 +16,7 @@
 #include "json-shape.h"
 #include "mount-flags.h"
 #include "options.h"
-#include "spec.h"
+#include "spec-unpriv.h"
 
 static const struct json_doc CONFIG = { { NULL, "config.json", 0 }, -EINVAL, "is required", false, 4096 };
 

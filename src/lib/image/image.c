@@ -9,6 +9,7 @@
 #include "image.h"
 #include "imageref.h"
 #include "manifest.h"
+#include "unpack-tree.h"
 #include "unpack.h"
 
 #define REF_NAME_ANNOTATION "org.opencontainers.image.ref.name"

@@ -21,6 +21,7 @@
 #include "digest.h"
 #include "fileio.h"
 #include "store-internal.h"
+#include "unpack-tree.h"
 #include "unpack.h"
 
 #define MANIFEST_MAX (4 * 1024 * 1024)

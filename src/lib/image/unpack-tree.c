@@ -7,7 +7,6 @@
 
 #include "syscalls.h"
 #include "unpack-tree.h"
-#include "unpack.h"
 
 /* Levels of directories held open at once while removing; deeper ones are moved up. */
 #define MAX_WALK_DEPTH 128

@@ -3,7 +3,8 @@
  * Trees below an unpacked root (unpack-tree.c), under the unpacking of a
  * layer (unpack.c): the set of names this layer made, and removing a tree
  * or pruning a directory of what lower layers put there (an opaque marker).
- * unpack_remove_tree() and unpack_open_file() of unpack.h live here too.
+ * Also the two helpers the store and the import use: unpack_remove_tree()
+ * and unpack_open_file().
  */
 #pragma once
 
@@ -12,6 +13,15 @@
 #include <sys/stat.h>
 
 #include "util.h"
+
+/* Removes a directory tree below dirfd (no symlink followed, no mount crossed). */
+int unpack_remove_tree(int dirfd, const char *name);
+/*
+ * A regular file below dirfd opened for reading: no symlink on the way or at
+ * the end (-ELOOP), never above dirfd (-EXDEV), never blocking on a FIFO or
+ * device, which is refused like any other non-regular file (-EBADMSG).
+ */
+int unpack_open_file(int dirfd, const char *path);
 
 /* Recorded with a directory's (dev, ino): it holds only this layer's entries.  Never an entry's name. */
 #define CLEAN_MARK "/"

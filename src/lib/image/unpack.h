@@ -34,12 +34,3 @@ struct unpack_stats {
  */
 int unpack_layer(int layer_fd, int root_fd, const struct unpack_limits *limits, struct unpack_stats *stats,
                  struct km_error *err);
-
-/* Removes a directory tree below dirfd (no symlink followed, no mount crossed). */
-int unpack_remove_tree(int dirfd, const char *name);
-/*
- * A regular file below dirfd opened for reading: no symlink on the way or at
- * the end (-ELOOP), never above dirfd (-EXDEV), never blocking on a FIFO or
- * device, which is refused like any other non-regular file (-EBADMSG).
- */
-int unpack_open_file(int dirfd, const char *path);

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent.h"
 #include "seccomp-filter.h"
 #include "spec.h"
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "agent.h"
 #include "agent-broker.h"
 #include "agent-containers.h"
 #include "agent-gc.h"
