@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "seccomp-filter.h"
+#include "launch-rootfs.h"
 #include "spec.h"
 
 struct launch_request {
@@ -55,9 +56,6 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_l
  * component.  Clone it with open_tree(AT_EMPTY_PATH).
  */
 int launch_open_source(const struct spec_mount *m, const char *confine, struct km_error *err);
-
-/* Whether the spec mount is a bind (type "bind", or a "bind"/"rbind" option). */
-bool launch_is_bind(const struct spec_mount *m);
 
 /* Makes the template namespace: returns an fd of it.  Costs one copy of the current mount table, once. */
 int launch_template_create(struct km_error *err);
