@@ -11,6 +11,7 @@
  *   bench_umount_r.c  P4 (umount -R), also with an umount helper installed
  *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
  *   bench_vcs.c       P2, P2b (kubemount run vs crun/runc run), P6 (memory per container)
+ *   bench_cgroups.c   the sweep of the cgroups a run left (named after our pid)
  *   bench_peers.c     P2's peers: changes that make crun or runc accept kubemount's config
  *   bench_pull.c      P7 (kubemount pull vs skopeo copy + umoci unpack, local registry)
  *   bench_route.c     P8 (routed mount+umount vs the host's client), P5c (200 concurrent routed mounts)
@@ -147,5 +148,12 @@ bool route_setup(void);              /* the fuse-tools image imported, an rshare
 const char *route_kubelet_dir(void); /* that kubelet dir; its export/ holds a file "data" */
 char **route_env(void);              /* vcs_env() with the store and the kubelet dir */
 void bench_p12(long n);              /* bench_broker.c; after vcs_setup() */
+
+/*
+ * Removes the cgroups a run left at the top of /sys/fs/cgroup and up to 4
+ * levels down: PARENT (kubemount's, KUBEMOUNT_CGROUP_PARENT) and PREFIX*
+ * (crun's and runc's container ids).  Returns how many are left.
+ */
+int bench_cgroup_sweep(const char *parent, const char *prefix);
 
 #endif
