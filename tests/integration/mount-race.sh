@@ -54,7 +54,13 @@ swap_start() {
         SWAPPER=$!
         node_track "$SWAPPER"
 }
-swap_pause() { kill -STOP "$SWAPPER"; }
+# SIGSTOP is delivered when the swapper leaves its renameat2(): wait until it has stopped (state T),
+# or one more exchange lands after the check looked (seen under load, as a "not where reported").
+swap_pause() {
+        kill -STOP "$SWAPPER"
+        local state=
+        while [[ $state != T && -e /proc/$SWAPPER ]]; do state=$(sed 's/.*) //; s/ .*//' "/proc/$SWAPPER/stat" 2>/dev/null); done
+}
 swap_resume() { kill -CONT "$SWAPPER"; }
 swap_stop() {
         kill -CONT "$SWAPPER"

@@ -19,7 +19,8 @@ like "$OUT" $'TYPE +IMAGE +POLICY +DAEMON +SOURCE\nblock-tools +fuse-tools:lates
         "a header, then the types sorted"
 like "$OUT" $'\next4 +fuse-tools:latest +auto +no +default\n' "ext4 (the multi-call tools): fuse-tools"
 like "$OUT" 'glusterfs +glusterfs:latest +auto +yes +default' "glusterfs: its image, a daemon"
-unlike "$OUT" 'iscsi' "iscsi has no mount type"
+# iscsi is no mount type but iscsiadm's entry (the multi-call tool): the host's by default.
+like "$OUT" $'\niscsi +- +host +no +default\n' "iscsi (the multi-call iscsiadm): the host's, no image"
 
 # The kubelet's ConfigMap layout: keys are links into ..data.
 cm_version() { # NAME IMAGE
