@@ -90,11 +90,30 @@ static int host_statd_in_ns(void *userdata, struct km_error *err) {
         return 0;
 }
 
+/* Until statd answers in its container (a mount that found it starting waits too): 0 or -ETIMEDOUT. */
+static int statd_wait(struct km_agent *a, struct km_error *err) {
+        int status = -1;
+
+        for (int waited = 0; waited < STATD_READY_MS; waited += 100) {
+                _cleanup_free_ char *out = NULL;
+                struct km_error rerr = {};
+                size_t n;
+
+                if (km_vcs_exec(a, STATD_NAME, statd_ready, &out, &n, &status, &rerr) >= 0 && status == 0)
+                        return 0;
+                if (rerr.code == -ENOENT || rerr.code == -ESRCH)
+                        break;
+                nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+        }
+        return error_set_plain(err, -ETIMEDOUT, "container %s: rpc.statd does not answer (kubemount logs %s)",
+                               STATD_NAME, STATD_NAME);
+}
+
 int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_entry *e, struct km_error *err) {
         char *const script[] = { (char *)"sh", (char *)"-c", (char *)statd_script, NULL };
         _cleanup_(km_vcs_freep) struct km_vcs *v = NULL;
         bool host_has = false;
-        int q, status = -1;
+        int q;
 
         if (vcs_container_exists(r->state_dir, STATD_NAME, NULL) <= 0) {
                 if (km_host_run(r->host, host_statd_in_ns, &host_has, err) < 0)
@@ -111,25 +130,14 @@ int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_ent
         if (km_vcs_set_name(v, STATD_NAME) < 0 || km_vcs_set_command(v, script) < 0)
                 return error_set(err, -ENOMEM, "%s", STATD_NAME);
         q = km_vcs_start(a, v, NULL, err);
-        if (q == -EEXIST) /* it runs, and has answered the mount that started it */
-                return *err = (struct km_error){}, 0;
-        if (q < 0)
+        if (q == -EEXIST) /* another mount started it: it may still be coming up */
+                *err = (struct km_error){};
+        else if (q < 0)
                 return q;
-        log_msg(KM_LOG_NOTICE, "container %s: rpc.statd for NFS v3 locks (the host runs none), from %s", STATD_NAME,
-                e->image);
-        for (int waited = 0; waited < STATD_READY_MS; waited += 100) {
-                _cleanup_free_ char *out = NULL;
-                struct km_error rerr = {};
-                size_t n;
-
-                if (km_vcs_exec(a, STATD_NAME, statd_ready, &out, &n, &status, &rerr) >= 0 && status == 0)
-                        return 0;
-                if (rerr.code == -ENOENT || rerr.code == -ESRCH)
-                        break;
-                nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
-        }
-        return error_set_plain(err, -ETIMEDOUT, "container %s: rpc.statd does not answer (kubemount logs %s)",
-                               STATD_NAME, STATD_NAME);
+        else
+                log_msg(KM_LOG_NOTICE, "container %s: rpc.statd for NFS v3 locks (the host runs none), from %s",
+                        STATD_NAME, e->image);
+        return statd_wait(a, err);
 }
 
 static int statd_in_use_in_ns(void *userdata, struct km_error *err) {
