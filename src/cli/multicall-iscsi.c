@@ -50,20 +50,6 @@ struct iscsi_host {
         bool sessions;    /* out of sessions_in_host */
 };
 
-static int mkdir_p(const char *path, mode_t mode) {
-        char buf[PATH_MAX];
-
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *s = buf + 1; *s; s++)
-                if (*s == '/') {
-                        *s = '\0';
-                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                        *s = '/';
-                }
-        return mkdir(buf, mode) < 0 && errno != EEXIST ? -errno : 0;
-}
-
 /* The host's modprobe (kmod, on every systemd node) for the transport, unless it is there. */
 static int load_iscsi_tcp(struct km_error *err) {
         static const char *const modprobes[] = { "/usr/sbin/modprobe", "/sbin/modprobe" };
@@ -82,9 +68,12 @@ static int load_iscsi_tcp(struct km_error *err) {
                         execl(modprobes[i], "modprobe", "-q", "iscsi_tcp", (char *)NULL);
                         _exit(127);
                 }
-                if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        break;
-                return 0;
+                while (waitpid(pid, &status, 0) < 0)
+                        if (errno != EINTR)
+                                return error_set(err, -errno, "waitpid %s", modprobes[i]);
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                        return 0;
+                break;
         }
         return access("/sys/module/iscsi_tcp", F_OK) == 0
                        ? 0
@@ -276,7 +265,8 @@ int multicall_iscsiadm(struct km_host *host, const struct vcs_entry *e, char **a
         r = km_host_run(host, prepare_in_host, &h, &err);
         if (r >= 0)
                 r = km_agent_new(host, NULL, &agent);
-        if (r >= 0)
+        bool iscsid_asked = r >= 0;
+        if (iscsid_asked)
                 r = iscsid_up(host, agent, e, &h, &err);
         if (r >= 0)
                 r = iscsi_container(host, e, &h, argv, &v, &err);
@@ -285,7 +275,7 @@ int multicall_iscsiadm(struct km_host *host, const struct vcs_entry *e, char **a
         argv[0] = arg0;
         if (r < 0)
                 cli_error("iscsiadm: %s", err.message[0] ? err.message : strerror(-r));
-        if (agent)
+        if (iscsid_asked)
                 iscsid_down_if_idle(host, agent, &h);
         if (h.lock_fd >= 0)
                 close(h.lock_fd);

@@ -186,7 +186,9 @@ is "$(blkid -p -s LABEL -o value "$EXT")" "$label" "... the label reached mkfs a
 # A block node outside /dev (here through a symlink in the kubelet dir), a mounted device
 # for a tool that writes, and any device on a disk that holds a filesystem of the host
 # mounted outside the kubelet dir (the root disk; a partitioned loop device stands in too).
-never_ran() { is "$(km ps -a --json | grep -c '"name"')" 0 "$1: no container was started"; }
+# (A container run and removed would not show here; that the refusal line is the device check's
+# own, made before the container is planned, is what says none ran.)
+never_ran() { is "$(km ps -a --json | grep -c '"name"')" 0 "$1: no container is left"; }
 label_of() { blkid -p -s LABEL -o value "$1" 2>/dev/null; }
 mknod "$NODE/blk-outside" b "$(stat -c '0x%t' "$EXT")" "$(stat -c '0x%T' "$EXT")" &&
         ln -s "$NODE/blk-outside" "$LINKS/outside" || bail_out "mknod $NODE/blk-outside"
@@ -298,7 +300,7 @@ run kt env KUBEMOUNT_VCS_DIR="$VCSD" iscsiadm -m session
 is "$RC" 125 "iscsiadm from an unprivileged entry: exit 125"
 like "$ERR" "^kubemount: iscsiadm: iscsid needs CAP_SYS_ADMIN of the host \\(NETLINK_ISCSI\\): the iscsi entry \\($VCSD/iscsi.json\\) must be privileged" \
         "... one line saying why and what to do"
-is "$(km ps -a --json | grep -c '"name"')" 0 "... before any container ran"
+is "$(km ps -a --json | grep -c '"name"')" 0 "... and no container is left"
 
 detach_loops
 vcs_cleanup

@@ -78,6 +78,24 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         return 0;
 }
 
+int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *copy = strdup(path);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *s = copy + 1;; s++) {
+                if (*s != '/' && *s != '\0')
+                        continue;
+                char saved = *s;
+                *s = '\0';
+                if (mkdir(copy, saved ? 0755 : mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = saved;
+                if (!saved)
+                        return 0;
+        }
+}
+
 char *path_simplify(char *p) {
         char *w = p;
 

@@ -38,6 +38,8 @@ static inline const char *path_basename(const char *p) {
         const char *s = strrchr(p, '/');
         return s ? s + 1 : p;
 }
+/* path and its missing parents, as mkdir -p: the parents 0755, path itself mode (an existing one is kept). */
+int mkdir_p(const char *path, mode_t mode);
 /* Collapses repeated slashes and drops a trailing one, in place (no resolving). */
 char *path_simplify(char *p);
 

@@ -61,32 +61,13 @@ KM_EXPORT int km_propagation_set(const struct km_host *h, const char *path, enum
         return host_run_path(h, path, propagation_cb, &c, err);
 }
 
-/* path and its missing parents, as mkdir -p. */
-static int mkdir_p(const char *path) {
-        _cleanup_free_ char *copy = strdup(path);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *s = copy + 1;; s++) {
-                if (*s != '/' && *s != '\0')
-                        continue;
-                char saved = *s;
-                *s = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = saved;
-                if (!saved)
-                        return 0;
-        }
-}
-
 static int ensure_shared(const char *path, void *userdata _unused_, struct km_error *err) {
         struct km_mount_info info;
         int r;
 
         if (!path || !*path)
                 return error_set(err, -EINVAL, "ensure shared: empty path");
-        r = mkdir_p(path);
+        r = mkdir_p(path, 0755);
         if (r < 0)
                 return error_set(err, r, "create %s", path);
         r = mount_info_of(path, &info, err);

@@ -116,8 +116,8 @@ int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_ent
         int q;
 
         if (vcs_container_exists(r->state_dir, STATD_NAME, NULL) <= 0) {
-                if (km_host_run(r->host, host_statd_in_ns, &host_has, err) < 0)
-                        return -EIO;
+                if ((q = km_host_run(r->host, host_statd_in_ns, &host_has, err)) < 0)
+                        return q;
                 if (host_has)
                         return 0;
         }
