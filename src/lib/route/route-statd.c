@@ -90,18 +90,26 @@ static int host_statd_in_ns(void *userdata, struct km_error *err) {
         return 0;
 }
 
+/* One question to statd in its container: 1 it answers, 0 not yet, -ENOENT/-ESRCH no such container running. */
+static int statd_answers(struct km_agent *a) {
+        _cleanup_free_ char *out = NULL;
+        struct km_error rerr = {};
+        int status = -1;
+        size_t n;
+
+        if (km_vcs_exec(a, STATD_NAME, statd_ready, &out, &n, &status, &rerr) >= 0)
+                return status == 0;
+        return rerr.code == -ENOENT || rerr.code == -ESRCH ? rerr.code : 0;
+}
+
 /* Until statd answers in its container (a mount that found it starting waits too): 0 or -ETIMEDOUT. */
 static int statd_wait(struct km_agent *a, struct km_error *err) {
-        int status = -1;
-
         for (int waited = 0; waited < STATD_READY_MS; waited += 100) {
-                _cleanup_free_ char *out = NULL;
-                struct km_error rerr = {};
-                size_t n;
+                int q = statd_answers(a);
 
-                if (km_vcs_exec(a, STATD_NAME, statd_ready, &out, &n, &status, &rerr) >= 0 && status == 0)
+                if (q > 0)
                         return 0;
-                if (rerr.code == -ENOENT || rerr.code == -ESRCH)
+                if (q < 0)
                         break;
                 nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
         }
@@ -115,7 +123,11 @@ int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_ent
         bool host_has = false;
         int q;
 
-        if (vcs_container_exists(r->state_dir, STATD_NAME, NULL) <= 0) {
+        /* Running and answering: nothing to build (the image's record check is not for every mount). */
+        if (vcs_container_exists(r->state_dir, STATD_NAME, NULL) > 0) {
+                if (statd_answers(a) > 0)
+                        return 0;
+        } else {
                 if ((q = km_host_run(r->host, host_statd_in_ns, &host_has, err)) < 0)
                         return q;
                 if (host_has)
