@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -25,6 +26,7 @@
 #include "store.h"
 #include "test-helpers.h"
 #include "store-fixture.h"
+#include "tree-watch.h"
 
 static char D[DIGEST_STRING_MAX]; /* the manifest digest the trees are committed under */
 
@@ -63,6 +65,8 @@ static void putat(int dfd, const char *name, const char *data) {
         close(fd);
 }
 
+static bool link_outside; /* commit_tree: bin/tool also linked as STORE/tool-elsewhere */
+
 /* Commits a small image tree under D: bin/tool, etc/conf, etc/link -> conf, a 0555 dir, a hard link. */
 static int commit_tree(struct store *s, struct km_error *err) {
         char *tmp = NULL;
@@ -76,6 +80,8 @@ static int commit_tree(struct store *s, struct km_error *err) {
         putat(fd, "etc/conf", "conf\n");
         assert_int_equal(symlinkat("conf", fd, "etc/link"), 0);
         assert_int_equal(linkat(fd, "bin/tool", fd, "bin/tool2", 0), 0);
+        if (link_outside)
+                assert_int_equal(linkat(fd, "bin/tool", AT_FDCWD, P("tool-elsewhere"), 0), 0);
         r = store_rootfs_commit(s, tmp, D, err);
         close(fd);
         free(tmp);
@@ -182,6 +188,12 @@ static void change(int which) {
                 assert_int_equal(rename(T(""), P("old")), 0);
                 assert_int_equal(mkdir(T(""), 0755), 0);
                 break;
+        case 12: /* rewritten through a hard link made outside the tree before it was checked */
+                put(P("tool-elsewhere"), "tool v2\n");
+                break;
+        case 13: /* an xattr set */
+                assert_int_equal(setxattr(T("etc/conf"), "user.km", "1", 1, 0), 0);
+                break;
         }
 }
 
@@ -261,6 +273,48 @@ static void test_changed_tree_not_handed_out(void **state) {
                         nftw(P("old"), store_fixture_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
                 }
         }
+}
+
+/* The agent's kept check: a tree is walked once, and any change of it is seen at the next use. */
+static void test_watched_tree(void **state) {
+        struct km_error err = {};
+        struct tree_watch *w = NULL;
+        struct tree_watch_stats st;
+        struct store *s;
+
+        assert_int_equal(tree_watch_new(&w), 0);
+        assert_int_equal(tree_watch_check(w, store_dir, D, &err), 0);
+        assert_non_null(strstr(err.message, "not unpacked"));
+        for (int which = 0; which <= 13; which++) {
+                test_note("change %d", which);
+                link_outside = which == 12;
+                committed_tree();
+                link_outside = false;
+                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 1);
+                st = tree_watch_stats(w);
+                assert_int_equal(st.kept, 1);
+                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 1);
+                assert_int_equal(tree_watch_stats(w).walks, st.walks); /* the second use: no walk */
+                change(which);
+                assert_int_equal(tree_watch_stats(w).kept, which == 9 || which == 10 ? 1 : 0);
+                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 0);
+                test_note("... %s", err.message);
+                assert_int_equal(tree_watch_stats(w).kept, 0);
+                /* Unpacked again: checked in full once more, then kept. */
+                s = open_store();
+                if (commit_tree(s, &err) < 0)
+                        fail_msg("commit over a changed tree: %s", err.message);
+                store_close(s);
+                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 1);
+                assert_int_equal(tree_watch_stats(w).kept, 1);
+                gc(NULL);
+                unlink(P("tool-elsewhere"));
+                if (which == 11) {
+                        nftw(P("old"), store_fixture_rm_entry, 16, FTW_PHYS);
+                        nftw(P("old"), store_fixture_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                }
+        }
+        tree_watch_free(w);
 }
 
 /* A tree that matches its record is kept: a second commit drops its own copy. */
@@ -355,6 +409,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_record_written_and_checked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_changed_tree_not_handed_out, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_watched_tree, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_matching_tree_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent_replacement, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gc_removes_record_with_tree, setup, teardown),

@@ -97,6 +97,7 @@ struct call {
         const struct km_image_options *o;
         const char *a, *b;
         char *const *keep;
+        bool unchecked; /* OP_RESOLVE*: the tree is the agent's to check */
         json_t *result;
 };
 
@@ -115,7 +116,8 @@ static int call_in_host(void *userdata, struct km_error *err) {
                 return image_remove(c->a, c->keep, &io, err);
         case OP_RESOLVE:
         case OP_RESOLVE_STORED:
-                return image_resolve(c->a, c->op == OP_RESOLVE && !(c->o && c->o->no_pull), &io, &c->result, err);
+                return image_resolve(c->a, c->op == OP_RESOLVE && !(c->o && c->o->no_pull), !c->unchecked, &io,
+                                     &c->result, err);
         }
         return -EINVAL;
 }
@@ -171,8 +173,8 @@ KM_EXPORT int km_image_remove(const struct km_host *h, const struct km_image_opt
 }
 
 int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, bool pull,
-                          json_t **ret, struct km_error *err) {
-        struct call c = { pull ? OP_RESOLVE : OP_RESOLVE_STORED, o, ref };
+                          bool check_tree, json_t **ret, struct km_error *err) {
+        struct call c = { pull ? OP_RESOLVE : OP_RESOLVE_STORED, o, ref, .unchecked = !check_tree };
         int r = km_host_run(h, call_in_host, &c, err);
 
         if (r >= 0)

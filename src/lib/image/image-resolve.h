@@ -7,6 +7,10 @@
 
 #include "util.h"
 
-/* REF's record (pulled when missing if pull, else -ENOENT), resolved in h's mount namespace. */
+/*
+ * REF's record (pulled when missing if pull, else -ENOENT), resolved in h's
+ * mount namespace; its tree checked against its record unless check_tree is
+ * false (image_resolve).
+ */
 int image_resolve_for_vcs(const struct km_host *h, const struct km_image_options *o, const char *ref, bool pull,
-                          json_t **ret, struct km_error *err);
+                          bool check_tree, json_t **ret, struct km_error *err);

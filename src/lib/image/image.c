@@ -599,7 +599,8 @@ static int unpack_again(struct store *st, const char *digest, const struct image
         return r;
 }
 
-int image_resolve(const char *text, bool pull, const struct image_options *o, json_t **ret, struct km_error *err) {
+int image_resolve(const char *text, bool pull, bool check_tree, const struct image_options *o, json_t **ret,
+                  struct km_error *err) {
         _cleanup_(store_closep) struct store *st = NULL;
         _cleanup_free_ char *canonical = NULL, *rootfs = NULL;
         json_t *rec = NULL;
@@ -615,7 +616,7 @@ int image_resolve(const char *text, bool pull, const struct image_options *o, js
         if (r >= 0 && store_ref_get(st, canonical, &rec, NULL) >= 0) {
                 const char *manifest = json_string_value(json_object_get(rec, "manifest")) ?: "";
                 /* Never handed out unless it matches its record: else unpacked again from the verified blobs. */
-                int q = store_rootfs_check(st, manifest, NULL);
+                int q = check_tree ? store_rootfs_check(st, manifest, NULL) : 1;
 
                 if (q == 0)
                         q = unpack_again(st, manifest, o, err);
@@ -623,9 +624,11 @@ int image_resolve(const char *text, bool pull, const struct image_options *o, js
                         json_decref(rec);
                         return q;
                 }
-                rootfs = store_rootfs_path(st, manifest);
+                rootfs = check_tree ? store_rootfs_path(st, manifest) : store_rootfs_path_unchecked(st, manifest);
                 if (rootfs) {
                         json_object_set_new(rec, "rootfs", json_string(rootfs));
+                        if (!check_tree)
+                                json_object_set_new(rec, "store", json_string(store_path(st)));
                         *ret = rec;
                         return 0;
                 }

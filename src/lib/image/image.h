@@ -43,6 +43,9 @@ int image_remove(const char *ref, char *const *keep_rootfs, const struct image_o
 
 /*
  * The record of REF when the store has it complete; else pulled when pull
- * is true, -ENOENT otherwise.
+ * is true, -ENOENT otherwise.  Its "rootfs" is the tree, checked against its
+ * record (unpacked again when it differs) unless check_tree is false: then
+ * its "store" says where the agent checks it (tree-watch.h).
  */
-int image_resolve(const char *ref, bool pull, const struct image_options *o, json_t **ret_record, struct km_error *err);
+int image_resolve(const char *ref, bool pull, bool check_tree, const struct image_options *o, json_t **ret_record,
+                  struct km_error *err);

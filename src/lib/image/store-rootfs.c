@@ -134,7 +134,7 @@ static int open_tree_dir(int root, const char *path) {
  * then every directory's entries in bytewise order, depth first.  Nothing
  * is opened but directories, nothing followed, no mount crossed (-EXDEV).
  */
-static int tree_sum(int root, char out[DIGEST_STRING_MAX], uint64_t *ret_entries) {
+static int tree_sum(int root, const struct tree_visitor *v, char out[DIGEST_STRING_MAX], uint64_t *ret_entries) {
         _cleanup_(digest_freep) struct digest_ctx *c = digest_new();
         char **stack = NULL;
         size_t depth = 0, cap = 0;
@@ -144,6 +144,8 @@ static int tree_sum(int root, char out[DIGEST_STRING_MAX], uint64_t *ret_entries
 
         if (!c)
                 return -ENOMEM;
+        if (v)
+                v->visit(v->userdata, root, "");
         if (fstat(root, &rst) < 0)
                 return -errno;
         sum_entry(c, "", &rst);
@@ -160,6 +162,8 @@ static int tree_sum(int root, char out[DIGEST_STRING_MAX], uint64_t *ret_entries
                         _cleanup_free_ char *path = NULL;
                         struct stat st;
 
+                        if (v)
+                                v->visit(v->userdata, fd, names[i]);
                         if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
                                 r = -errno;
                         else if (st.st_dev != rst.st_dev)
@@ -196,7 +200,7 @@ static int tree_sum(int root, char out[DIGEST_STRING_MAX], uint64_t *ret_entries
 }
 
 /* Whether the tree at fd matches sums/HEX: 1 yes, 0 no (*why says what differs), or -errno. */
-static int tree_matches(struct store *s, int fd, const char *hex, const char **why) {
+static int tree_matches(struct store *s, int fd, const char *hex, const struct tree_visitor *v, const char **why) {
         _cleanup_(json_decrefp) json_t *rec = NULL;
         char got[DIGEST_STRING_MAX];
         uint64_t entries = 0;
@@ -211,7 +215,7 @@ static int tree_matches(struct store *s, int fd, const char *hex, const char **w
         want = json_string_value(json_object_get(rec, "tree"));
         if (json_integer_value(json_object_get(rec, "format")) != SUM_FORMAT || !digest_is_valid(want))
                 return *why = "its record is of another format", 0;
-        r = tree_sum(fd, got, &entries);
+        r = tree_sum(fd, v, got, &entries);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -231,7 +235,7 @@ static int seal(struct store *s, int fd, const char *hex, const char *digest, st
         store_fsync_dir(s->rootfs_fd, &r);
         if (r < 0)
                 return error_set(err, r, "rootfs %s: fsync %s/rootfs", digest, s->path);
-        r = tree_sum(fd, sum, &entries);
+        r = tree_sum(fd, NULL, sum, &entries);
         if (r < 0)
                 return error_set(err, r, "rootfs %s: record of the unpacked tree", digest);
         if (asprintf(&text, "{\"format\":%d,\"tree\":\"%s\",\"entries\":%llu}\n", SUM_FORMAT, sum,
@@ -341,7 +345,7 @@ static int rootfs_place(struct store *s, int ours, const char *tmpname, const ch
                                 return error_set(err, r, "rootfs %s: lock %s/rootfs/%s", digest, s->path, hex);
                         if (!same_inode(s->rootfs_fd, hex, theirs))
                                 continue; /* replaced meanwhile: look again */
-                        r = tree_matches(s, theirs, hex, &why);
+                        r = tree_matches(s, theirs, hex, NULL, &why);
                         if (r < 0)
                                 return error_set(err, r, "rootfs %s: check %s/rootfs/%s", digest, s->path, hex);
                         if (r > 0) {
@@ -406,38 +410,87 @@ void store_rootfs_abort(struct store *s, const char *tmpname) {
                 store_drop_tmp(s, tmpname);
 }
 
-int store_rootfs_check(struct store *s, const char *manifest_digest, struct km_error *err) {
-        _cleanup_close_ int fd = -EBADF;
-        const char *hex, *why = NULL;
-        int r;
+/* rootfs/HEX, opened: the fd, -ENOENT with err saying why it is not there, or -errno. */
+static int open_tree(struct store *s, const char *manifest_digest, struct km_error *err) {
+        const char *hex;
+        int fd;
 
         if (!digest_is_valid(manifest_digest))
                 return store_invalid(err, "rootfs digest", manifest_digest);
         hex = hex_of(manifest_digest);
-        if (streq(s->verified, hex))
-                return 1;
         fd = openat(s->rootfs_fd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT)
-                return error_set_plain(err, 0, "rootfs %s: not unpacked", manifest_digest);
+                return error_set_plain(err, -ENOENT, "rootfs %s: not unpacked", manifest_digest);
         if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
-                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: not a directory", s->path, hex);
+                return error_set_plain(err, -ENOENT, "rootfs %s/rootfs/%s: not a directory", s->path, hex);
         if (fd < 0)
                 return error_set(err, -errno, "rootfs %s: %s/rootfs/%s", manifest_digest, s->path, hex);
-        r = tree_matches(s, fd, hex, &why);
+        return fd;
+}
+
+int store_rootfs_check_visit(struct store *s, const char *manifest_digest, const struct tree_visitor *v,
+                             struct km_error *err) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *why = NULL;
+        int r;
+
+        if (!v && digest_is_valid(manifest_digest) && streq(s->verified, hex_of(manifest_digest)))
+                return 1;
+        fd = open_tree(s, manifest_digest, err);
+        if (fd == -ENOENT && err)
+                err->code = 0; /* not there: unpack it, as for a tree that differs */
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        r = tree_matches(s, fd, hex_of(manifest_digest), v, &why);
         if (r < 0)
-                return error_set(err, r, "rootfs %s: check %s/rootfs/%s", manifest_digest, s->path, hex);
+                return error_set(err, r, "rootfs %s: check %s/rootfs/%s", manifest_digest, s->path,
+                                 hex_of(manifest_digest));
         if (r == 0)
-                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: %s", s->path, hex, why);
-        snprintf(s->verified, sizeof(s->verified), "%s", hex);
+                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: %s", s->path, hex_of(manifest_digest), why);
+        snprintf(s->verified, sizeof(s->verified), "%s", hex_of(manifest_digest));
         return 1;
 }
 
-char *store_rootfs_path(struct store *s, const char *manifest_digest) {
+int store_rootfs_check(struct store *s, const char *manifest_digest, struct km_error *err) {
+        return store_rootfs_check_visit(s, manifest_digest, NULL, err);
+}
+
+int store_rootfs_identity(struct store *s, const char *manifest_digest, struct stat *ret_root,
+                          char ret_sum[DIGEST_STRING_MAX], struct km_error *err) {
+        _cleanup_(json_decrefp) json_t *rec = NULL;
+        _cleanup_close_ int fd = open_tree(s, manifest_digest, err);
+        const char *sum;
+        int r;
+
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        if (fstat(fd, ret_root) < 0)
+                return error_set(err, -errno, "rootfs %s/rootfs/%s", s->path, hex_of(manifest_digest));
+        r = read_json_file(s->sums_fd, hex_of(manifest_digest), &rec, NULL);
+        if (r == -ENOENT || r == -EBADMSG)
+                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: %s", s->path, hex_of(manifest_digest),
+                                       r == -ENOENT ? "it has no record" : "its record is damaged");
+        if (r < 0)
+                return error_set(err, r, "rootfs %s: record %s/sums/%s", manifest_digest, s->path,
+                                 hex_of(manifest_digest));
+        sum = json_string_value(json_object_get(rec, "tree"));
+        if (!sum || strlen(sum) >= DIGEST_STRING_MAX)
+                return error_set_plain(err, 0, "rootfs %s/rootfs/%s: its record is damaged", s->path,
+                                       hex_of(manifest_digest));
+        snprintf(ret_sum, DIGEST_STRING_MAX, "%s", sum);
+        return 1;
+}
+
+char *store_rootfs_path_unchecked(struct store *s, const char *manifest_digest) {
         char *p;
 
-        if (store_rootfs_check(s, manifest_digest, NULL) <= 0)
-                return NULL;
-        if (asprintf(&p, "%s/rootfs/%s", streq(s->path, "/") ? "" : s->path, hex_of(manifest_digest)) < 0)
+        if (!digest_is_valid(manifest_digest) ||
+            asprintf(&p, "%s/rootfs/%s", streq(s->path, "/") ? "" : s->path, hex_of(manifest_digest)) < 0)
                 return NULL;
         return p;
+}
+
+char *store_rootfs_path(struct store *s, const char *manifest_digest) {
+        return store_rootfs_check(s, manifest_digest, NULL) > 0 ? store_rootfs_path_unchecked(s, manifest_digest)
+                                                                 : NULL;
 }

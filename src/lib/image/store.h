@@ -22,7 +22,9 @@
 #include "jansson-dl.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
+#include "digest.h"
 #include "util.h"
 
 #define STORE_DIR_DEFAULT "/var/lib/kubemount"
@@ -71,8 +73,29 @@ void store_rootfs_abort(struct store *s, const char *tmpname);
  * saying why (not unpacked, no record, differs: unpack again); -errno.
  */
 int store_rootfs_check(struct store *s, const char *manifest_digest, struct km_error *err);
+/*
+ * Told of each entry of a tree just before the check looks at it: dirfd and
+ * the entry's name in it, or "" for dirfd itself (the tree's root).  What
+ * changes after that is no longer in the check's view (tree-watch.h).
+ */
+struct tree_visitor {
+        void (*visit)(void *userdata, int dirfd, const char *name);
+        void *userdata;
+};
+/* store_rootfs_check, telling v of every entry (never answered from the handle's last check). */
+int store_rootfs_check_visit(struct store *s, const char *manifest_digest, const struct tree_visitor *v,
+                             struct km_error *err);
+/*
+ * What identifies rootfs/HEX without walking it: its directory's stat and
+ * the sum its record holds.  1; 0 with err saying why (not unpacked, no
+ * record); -errno.
+ */
+int store_rootfs_identity(struct store *s, const char *manifest_digest, struct stat *ret_root,
+                          char ret_sum[DIGEST_STRING_MAX], struct km_error *err);
 /* Absolute path of rootfs/HEX for a manifest digest (malloc'ed), or NULL if not unpacked or not matching its record. */
 char *store_rootfs_path(struct store *s, const char *manifest_digest);
+/* The same path, the tree neither looked at nor checked (the agent checks it: tree-watch.h); NULL: no memory. */
+char *store_rootfs_path_unchecked(struct store *s, const char *manifest_digest);
 
 /*
  * References: name -> manifest digest (+ what else the caller records: config, size, created).

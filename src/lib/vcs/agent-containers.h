@@ -78,6 +78,7 @@ struct ctr {
         char *kubelet_dir;       /* its policy's */
 };
 
+struct tree_watch; /* tree-watch.h */
 struct job;    /* agent-workers.h */
 struct worker; /* agent-workers.h */
 struct conn;   /* the loop's */
@@ -105,6 +106,7 @@ struct agent {
         unsigned userns_next;
         struct seccomp_program broker_filter;
         int signal_fd; /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
+        struct tree_watch *trees; /* the image trees checked and unchanged since (NULL: checked at every run) */
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

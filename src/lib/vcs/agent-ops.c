@@ -13,6 +13,7 @@
 #include "agent-idmap.h"
 #include "broker-policy.h"
 #include "agent-ops.h"
+#include "tree-watch.h"
 #include "agent-workers.h"
 #include "launch.h"
 #include "mountpoint.h"
@@ -222,6 +223,34 @@ static int check_mount_targets(struct agent *a, json_t *req, struct km_error *er
         return 0;
 }
 
+/*
+ * An image's tree, checked against its record before it runs (tree-watch.h:
+ * once while nothing changes it).  -ESTALE when it differs: the client
+ * unpacks it again and asks once more.
+ */
+static int check_rootfs(struct agent *a, json_t *req, struct km_error *err) {
+        json_t *check = json_object_get(req, "rootfs_check");
+        const char *store = json_string_value(json_object_get(check, "store"));
+        const char *manifest = json_string_value(json_object_get(check, "manifest"));
+        const char *root = json_string_value(
+                json_object_get(json_object_get(json_object_get(req, "config"), "root"), "path"));
+        _cleanup_free_ char *tree = NULL;
+        int r;
+
+        if (!check)
+                return 0;
+        if (!store || !manifest || !root || strncmp(manifest, "sha256:", 7) != 0 ||
+            asprintf(&tree, "%s/rootfs/%s", streq(store, "/") ? "" : store, manifest + 7) < 0)
+                return error_set_plain(err, -EINVAL, "run: rootfs_check needs a store and a manifest digest");
+        if (!streq(tree, root))
+                return error_set_plain(err, -EINVAL, "run: the root filesystem %s is not the tree %s that was checked",
+                                       root, tree);
+        r = tree_watch_check(a->trees, store, manifest, err);
+        if (r == 0 && err)
+                err->code = -ESTALE; /* its message says why */
+        return r == 0 ? -ESTALE : r;
+}
+
 static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
@@ -253,7 +282,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
         if (!detach && (r = refuse_terminals("run", fds, n_fds, err)) < 0)
                 return r;
-        if ((r = check_mount_targets(a, req, err)) < 0 ||
+        if ((r = check_mount_targets(a, req, err)) < 0 || (r = check_rootfs(a, req, err)) < 0 ||
             (r = agent_idmap_assign(a, json_object_get(req, "config"), err)) < 0)
                 return r;
         r = spec_from_json(json_object_get(req, "config"), &spec, err);

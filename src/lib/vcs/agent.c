@@ -32,6 +32,7 @@
 #include "sd-protocol.h"
 #include "state-dir.h"
 #include "syscalls.h"
+#include "tree-watch.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -454,6 +455,10 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
                 return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+        r = tree_watch_new(&a.trees);
+        if (r < 0)
+                log_msg(KM_LOG_WARNING, "agent: inotify: %s; an image's tree is checked in full at every run",
+                        strerror(-r));
         /* A hostPID pod's own cgroup namespace would keep the containers in the pod's group (and kill them with it). */
         cgroup_join_init_ns();
         a.cgroup_root = cgroup_root_open(&cerr);
@@ -588,6 +593,7 @@ static void agent_done(struct agent *a) {
         closep(&a->cgroup_root);
         closep(&a->devnull);
         closep(&a->proc_fd);
+        tree_watch_free(a->trees);
         seccomp_program_done(&a->seccomp_cached);
         json_decref(a->seccomp_json);
         agent_broker_done(a);

@@ -23,6 +23,7 @@
 
 struct km_vcs {
         char *rootfs, *name, *cwd, *runtime, *kubelet_dir;
+        char *image_store; /* the store of the image's tree, which the agent checks before it runs it */
         char **args, **env;
         size_t n_env;
         char **image_args, **image_env; /* an image's Entrypoint+Cmd and Env: defaults */
@@ -52,6 +53,7 @@ KM_EXPORT void km_vcs_free(struct km_vcs *v) {
         if (!v)
                 return;
         free(v->rootfs);
+        free(v->image_store);
         free(v->name);
         free(v->cwd);
         free(v->runtime);
@@ -169,7 +171,7 @@ static int set_image(const struct km_host *h, struct km_vcs *v, const char *ref,
         int r = jansson_require(err);
 
         if (r >= 0)
-                r = image_resolve_for_vcs(h, o, ref, pull, &rec, err);
+                r = image_resolve_for_vcs(h, o, ref, pull, false, &rec, err);
         if (r < 0)
                 return r;
         /* The image's Entrypoint and Cmd together, as a runtime runs them without a command given. */
@@ -187,6 +189,8 @@ static int set_image(const struct km_host *h, struct km_vcs *v, const char *ref,
                 r = free_and_strdup(&v->image_digest, json_string_value(json_object_get(rec, "manifest")));
         if (r >= 0)
                 r = free_and_strdup(&v->rootfs, json_string_value(json_object_get(rec, "rootfs")));
+        if (r >= 0)
+                r = free_and_strdup(&v->image_store, json_string_value(json_object_get(rec, "store")));
         v->image = r >= 0;
         return r;
 }
@@ -473,17 +477,23 @@ static int exit_status_of(json_t *m) {
         return json_is_integer(e) ? (int)json_integer_value(e) : -1;
 }
 
+/* The image's tree unpacked again from the store's blobs, as the agent found it differ from its record. */
+static int rebuild_tree(struct km_agent *a, const struct km_vcs *v, struct km_error *err) {
+        _cleanup_(km_image_options_freep) struct km_image_options *o = km_image_options_new();
+        _cleanup_json_ json_t *rec = NULL;
+
+        if (!o || km_image_options_set_store_dir(o, v->image_store) < 0)
+                return error_set(err, -ENOMEM, "image %s", v->image_ref);
+        return image_resolve_for_vcs(a->host, o, v->image_ref, false, true, &rec, err);
+}
+
 static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, const int fds[3], int *exit_status,
                        char **ret_name, struct km_error *err) {
-        _cleanup_close_ int sock = -EBADF;
         _cleanup_json_ json_t *config = vcs_config(v, err), *req = NULL, *m = NULL;
         int r;
 
         if (!config)
                 return err && err->code ? err->code : -ENOMEM;
-        sock = agent_connect(a, err);
-        if (sock < 0)
-                return sock;
         req = json_pack("{s:s, s:O, s:b, s:i, s:s?, s:s?, s:s?}", "op", "run", "config", config, "detach", detach,
                         "timeout_ms", v->timeout_ms, "name", v->name, "runtime", v->runtime, "kubelet_dir",
                         v->kubelet_dir);
@@ -492,13 +502,28 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
         if (v->image_digest &&
             json_object_set_new(req, "image", json_pack("{s:s?, s:s}", "ref", v->image_ref, "digest", v->image_digest)))
                 return -ENOMEM;
+        if (v->image_store && json_object_set_new(req, "rootfs_check", json_pack("{s:s, s:s}", "store", v->image_store,
+                                                                                 "manifest", v->image_digest)) < 0)
+                return -ENOMEM;
         if (v->mount_targets && json_object_set_new(req, "mount_targets", json_from_strv(v->mount_targets)) < 0)
                 return -ENOMEM;
         if (v->serves_target &&
             json_object_set_new(req, "mount",
                                 json_pack("{s:s, s:s?}", "target", v->serves_target, "type", v->serves_type)))
                 return -ENOMEM;
-        r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
+        for (int round = 0;; round++) {
+                _cleanup_close_ int sock = agent_connect(a, err);
+
+                if (sock < 0)
+                        return sock;
+                r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
+                /* The agent runs an image's tree only as it was checked (tree-watch.h): once more, rebuilt. */
+                if (r != -ESTALE || !v->image_store || round > 0)
+                        break;
+                r = rebuild_tree(a, v, err);
+                if (r < 0)
+                        return r;
+        }
         if (r >= 0 && exit_status)
                 *exit_status = exit_status_of(m);
         if (r >= 0 && ret_name && !(*ret_name = strdup(json_string_value(json_object_get(m, "name")) ?: "")))
