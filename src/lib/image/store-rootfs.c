@@ -492,5 +492,5 @@ char *store_rootfs_path_unchecked(struct store *s, const char *manifest_digest) 
 
 char *store_rootfs_path(struct store *s, const char *manifest_digest) {
         return store_rootfs_check(s, manifest_digest, NULL) > 0 ? store_rootfs_path_unchecked(s, manifest_digest)
-                                                                 : NULL;
+                                                                : NULL;
 }

@@ -9,8 +9,8 @@
 #include "tree-watch.h"
 
 /* Whatever changes an entry or a directory's list of entries, or ends the watch. */
-#define TREE_EVENTS                                                                                              \
-        (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF |        \
+#define TREE_EVENTS                                                                                                    \
+        (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF |              \
          IN_MOVED_FROM | IN_MOVED_TO)
 
 struct tree {
@@ -134,8 +134,8 @@ static void visit(void *userdata, int dirfd, const char *name) {
         }
         /* The root is its fd's magic link, followed; an entry is never followed (a symlink's own inode). */
         wd = inotify_add_watch(c->w->fd, path, TREE_EVENTS | (*name ? IN_DONT_FOLLOW : 0));
-        if (wd < 0 || (t->n_wds == t->cap && !(t->wds = reallocarray(t->wds, t->cap = t->cap ? t->cap * 2 : 256,
-                                                                        sizeof(int))))) {
+        if (wd < 0 ||
+            (t->n_wds == t->cap && !(t->wds = reallocarray(t->wds, t->cap = t->cap ? t->cap * 2 : 256, sizeof(int))))) {
                 t->incomplete = true;
                 return;
         }
@@ -203,8 +203,8 @@ int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *ma
         /* Kept only as what was checked: the same directory and record after the walk, no event since. */
         q = r > 0 && !t->incomplete ? store_rootfs_identity(st, manifest_digest, &root_again, again, NULL) : 0;
         drain(w);
-        if (listed(w, t) && (q <= 0 || root_again.st_dev != t->dev || root_again.st_ino != t->ino ||
-                             !streq(again, t->sum)))
+        if (listed(w, t) &&
+            (q <= 0 || root_again.st_dev != t->dev || root_again.st_ino != t->ino || !streq(again, t->sum)))
                 forget(w, t);
         return r;
 }

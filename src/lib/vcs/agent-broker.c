@@ -2,8 +2,12 @@
 /* The agent's side of the mount broker (see agent-broker.h). */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -71,7 +75,8 @@ static uint64_t hex_u64(json_t *v) {
         return strtoull(json_string_value(v) ?: "0", NULL, 16);
 }
 
-static int broker_work(struct agent *a, json_t *ctx, int sock) {
+/* Serves the call in ctx that came on listener; the answer goes to sock. */
+static int serve_call(struct agent *a, json_t *ctx, int listener, int sock) {
         struct ctr *c = agent_find(a, json_string_value(json_object_get(ctx, "ctr")) ?: "");
         struct broker_notif n = {
                 .id = hex_u64(json_object_get(ctx, "id")),
@@ -133,16 +138,23 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
                 .host_gid = c->spec->host_gid,
                 .id_count = c->spec->id_count,
                 .max_mounts = BROKER_MAX_MOUNTS_DEFAULT,
-                .mounted = c->brokered,
-                .mounted_ids = c->brokered_ids,
         };
         char *const none[] = { NULL };
+        /* What it has mounted, as the loop knows it now (a kept worker's own copy of the table is old). */
+        char *mounted[BROKER_MAX_MOUNTS_DEFAULT + 1] = {};
+        unsigned mounted_ids[BROKER_MAX_MOUNTS_DEFAULT] = {};
+        json_t *ids = json_object_get(ctx, "mounted_ids");
 
+        json_array_foreach(json_object_get(ctx, "mounted"), i,
+                           t) if (json_is_string(t) && i < BROKER_MAX_MOUNTS_DEFAULT) {
+                mounted[i] = (char *)json_string_value(t);
+                mounted_ids[i] = (unsigned)json_integer_value(json_array_get(ids, i));
+        }
+        p.mounted = mounted;
+        p.mounted_ids = mounted_ids;
         if (!p.types)
                 p.types = none;
-        if (!p.mounted)
-                p.mounted = none;
-        broker_serve((int)json_integer_value(json_object_get(ctx, "fd")), &n, &p, &view, out);
+        broker_serve(listener, &n, &p, &view, out);
         answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s, s:I}", "error", out->error, "mounted", out->mounted,
                            "unmounted", out->unmounted, "answered", out->answered, "target", out->target, "line",
                            out->line, "mount_id", (json_int_t)out->mount_id);
@@ -150,6 +162,33 @@ static int broker_work(struct agent *a, json_t *ctx, int sock) {
         json_decref(answer);
         free(out);
         return r;
+}
+
+/* A worker forked for one call (the kept one is busy, or there is none). */
+static int broker_work(struct agent *a, json_t *ctx, int sock) {
+        return serve_call(a, ctx, (int)json_integer_value(json_object_get(ctx, "fd")), sock);
+}
+
+/* The kept worker: each call with its listener's fd, until the agent hangs up or kills it. */
+static _Noreturn void server_main(struct agent *a, int sock) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                _exit(1);
+        close_all_but(&sock, 1);
+        for (;;) {
+                int fds[PROTO_MAX_FDS];
+                size_t n = 0;
+                json_t *ctx = NULL;
+                int r;
+
+                if (proto_recv(sock, &ctx, fds, &n) < 0 || !ctx)
+                        _exit(0);
+                r = n == 1 ? serve_call(a, ctx, fds[0], sock) : -EINVAL;
+                for (size_t i = 0; i < n; i++)
+                        close(fds[i]);
+                json_decref(ctx);
+                if (r < 0)
+                        _exit(1);
+        }
 }
 
 /* ---- back in the loop -------------------------------------------------------- */
@@ -311,6 +350,78 @@ static bool refused_by_flags(struct broker_listener *l, const struct broker_noti
         return true;
 }
 
+/* ---- the kept worker, from the loop ---------------------------------------------- */
+
+void agent_broker_server_start(struct agent *a, struct ctr *c) {
+        int sv[2];
+        pid_t pid;
+
+        if (!c->spec || !c->spec->broker || c->server_sock >= 0 ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return;
+        pid = fork();
+        if (pid == 0) {
+                close(sv[0]);
+                server_main(a, sv[1]);
+        }
+        close(sv[1]);
+        c->server_sock = sv[0];
+        if (pid < 0 || (c->server_pidfd = sys_pidfd_open(pid, 0)) < 0 ||
+            agent_watch(a, c->server_sock, &c->server_w) < 0) {
+                if (pid > 0)
+                        (void)kill(pid, SIGKILL); /* reaped as a stray */
+                agent_ctr_server_end(a, c);       /* its calls get a worker each */
+        }
+}
+
+/* The call to the kept worker, if it is idle (it takes ctx): whether it did. */
+static bool server_take(struct agent *a, struct ctr *c, int listener, json_t *ctx) {
+        struct itimerspec t = { .it_value = { BROKER_TIMEOUT_MS / 1000, 0 } };
+
+        if (c->server_sock < 0 || c->server_call)
+                return false;
+        if (c->server_timer < 0 &&
+            ((c->server_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
+             agent_watch(a, c->server_timer, &c->server_timer_w) < 0)) {
+                agent_ctr_server_end(a, c);
+                return false;
+        }
+        if (timerfd_settime(c->server_timer, 0, &t, NULL) < 0 || proto_send(c->server_sock, ctx, &listener, 1) < 0) {
+                agent_ctr_server_end(a, c);
+                return false;
+        }
+        c->server_call = ctx;
+        return true;
+}
+
+void agent_broker_server_event(struct agent *a, struct ctr *c, bool timer) {
+        _cleanup_json_ json_t *call = NULL, *answer = NULL;
+        int fds[PROTO_MAX_FDS];
+        size_t n_fds = 0;
+
+        if (timer ? c->server_timer < 0 : c->server_sock < 0)
+                return; /* ended earlier in this batch of events */
+        if (timer) {
+                uint64_t x;
+                (void)!read(c->server_timer, &x, sizeof(x));
+                if (!c->server_call)
+                        return;
+        } else if (proto_recv(c->server_sock, &answer, fds, &n_fds) >= 0 && answer) {
+                for (size_t i = 0; i < n_fds; i++)
+                        close(fds[i]);
+                (void)timerfd_settime(c->server_timer, 0, &(struct itimerspec){}, NULL);
+                call = TAKE_PTR(c->server_call);
+                if (call)
+                        (void)broker_done(a, -EBADF, call, answer, NULL, 0);
+                return;
+        }
+        /* Out of time (stuck in the kernel, as a forked worker can be), or gone: its call gets ETIMEDOUT. */
+        call = TAKE_PTR(c->server_call);
+        agent_ctr_server_end(a, c);
+        if (call)
+                (void)broker_done(a, -EBADF, call, NULL, NULL, 0);
+}
+
 void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events) {
         struct broker_notif n;
         json_t *ctx;
@@ -351,6 +462,14 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 snprintf(v, sizeof(v), "%" PRIx64, n.args[i]);
                 json_array_append_new(json_object_get(ctx, "args"), json_string(v));
         }
+        if (ctx &&
+            (json_object_set_new(ctx, "mounted", json_from_strv(l->ctr->brokered)) < 0 ||
+             json_object_set_new(ctx, "mounted_ids", json_from_ids(l->ctr->brokered_ids, l->ctr->n_brokered)) < 0))
+                ctx = (json_decref(ctx), NULL);
+        if (ctx && server_take(a, l->ctr, l->fd, ctx)) {
+                l->ctr->brokering++;
+                return;
+        }
         r = ctx ? agent_worker_start(a, -EBADF, ctx, BROKER_TIMEOUT_MS, broker_work, broker_done, &l->fd, 1) : -ENOMEM;
         if (r < 0) {
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: %s", l->ctr->name, strerror(-r));
@@ -376,6 +495,7 @@ void agent_broker_adopt(struct agent *a, struct ctr *c) {
         if (fd < 0 || agent_broker_listen(a, c, fd) < 0)
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: its listener is lost (%s); its mounts get ENOSYS",
                         c->name, strerror(fd < 0 ? -fd : EIO));
+        agent_broker_server_start(a, c);
 }
 
 void agent_broker_done(struct agent *a) {

@@ -34,6 +34,18 @@ int agent_broker_listen(struct agent *a, struct ctr *c, int fd);
 /* A listener is readable (a call to serve) or hung up (its processes are gone). */
 void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events);
 
+/*
+ * The container's kept worker, forked once (after it started, before its
+ * first call): an idle one serves the next call without a fork, a busy one
+ * (a mount waiting on its server) leaves the next to a worker of its own.
+ * It is a worker in all else: it holds only its socket and the listener's
+ * fd of the call, is killed at the call's timeout (ETIMEDOUT) and with the
+ * agent, and ends with the container (agent_ctr_server_end).
+ */
+void agent_broker_server_start(struct agent *a, struct ctr *c);
+/* Its answer (or hang-up), or the timeout of its call (timer). */
+void agent_broker_server_event(struct agent *a, struct ctr *c, bool timer);
+
 /* An adopted container's listener (from its PID 1, LAUNCH_BROKER_FD) and what the broker mounted for it. */
 void agent_broker_adopt(struct agent *a, struct ctr *c);
 

@@ -48,12 +48,23 @@ struct ctr *agent_find(struct agent *a, const char *name) {
         return NULL;
 }
 
+void agent_ctr_server_end(struct agent *a, struct ctr *c) {
+        if (c->server_pidfd >= 0)
+                (void)sys_pidfd_send_signal(c->server_pidfd, SIGKILL, NULL, 0);
+        closep(&c->server_pidfd);
+        agent_unwatch_close(a, &c->server_sock);
+        agent_unwatch_close(a, &c->server_timer);
+        json_decref(c->server_call);
+        c->server_call = NULL;
+}
+
 void agent_ctr_forget(struct agent *a, struct ctr *c) {
         for (struct ctr **p = &a->ctrs; *p; p = &(*p)->next)
                 if (*p == c) {
                         *p = c->next;
                         break;
                 }
+        agent_ctr_server_end(a, c);
         agent_unwatch_close(a, &c->pidfd);
         agent_unwatch_close(a, &c->timer);
         closep(&c->dir_fd);
@@ -153,7 +164,9 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         snprintf(c->name, sizeof(c->name), "%s", name);
         c->w.kind = WATCH_PID1;
         c->timer_w.kind = WATCH_TIMER;
-        c->pidfd = c->timer = -EBADF;
+        c->server_w.kind = WATCH_BROKER_SERVER;
+        c->server_timer_w.kind = WATCH_BROKER_SERVER_TIMER;
+        c->pidfd = c->timer = c->server_pidfd = c->server_sock = c->server_timer = -EBADF;
         c->dir_fd = dir_fd;
         c->spec = spec;
         for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)

@@ -28,6 +28,8 @@ enum watch_kind {
         WATCH_WORKER,
         WATCH_WORKER_TIMER,
         WATCH_BROKER,
+        WATCH_BROKER_SERVER,
+        WATCH_BROKER_SERVER_TIMER,
         WATCH_SIGNAL
 };
 struct watch {
@@ -76,12 +78,16 @@ struct ctr {
         unsigned log_lines;      /* how many refusals it logged in it, */
         unsigned log_suppressed; /* and how many past BROKER_LOG_BURST it left out */
         char *kubelet_dir;       /* its policy's */
+        /* Its kept broker worker (agent-broker.c): one call at a time, no fork for each. */
+        struct watch server_w, server_timer_w;
+        int server_pidfd, server_sock, server_timer;
+        json_t *server_call; /* the call it serves; NULL: idle */
 };
 
 struct tree_watch; /* tree-watch.h */
-struct job;    /* agent-workers.h */
-struct worker; /* agent-workers.h */
-struct conn;   /* the loop's */
+struct job;        /* agent-workers.h */
+struct worker;     /* agent-workers.h */
+struct conn;       /* the loop's */
 
 struct agent {
         const char *state_dir;
@@ -105,7 +111,7 @@ struct agent {
         } userns[AGENT_USERNS_CACHE];
         unsigned userns_next;
         struct seccomp_program broker_filter;
-        int signal_fd; /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
+        int signal_fd;            /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
         struct tree_watch *trees; /* the image trees checked and unchanged since (NULL: checked at every run) */
 };
 
@@ -121,6 +127,8 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
                           struct km_error *err);
 /* Off the table, onto agent.forgotten (the loop frees it after its batch of events: agent_ctr_free). */
 void agent_ctr_forget(struct agent *a, struct ctr *c);
+/* Its kept broker worker, if any, killed and its fds closed (a call it was serving is not answered). */
+void agent_ctr_server_end(struct agent *a, struct ctr *c);
 void agent_ctr_free(struct ctr *c);
 int agent_ctr_watch(struct agent *a, struct ctr *c, pid_t pid, bool ours);
 int agent_ctr_timer(struct agent *a, struct ctr *c, int ms);

@@ -232,8 +232,8 @@ static int check_rootfs(struct agent *a, json_t *req, struct km_error *err) {
         json_t *check = json_object_get(req, "rootfs_check");
         const char *store = json_string_value(json_object_get(check, "store"));
         const char *manifest = json_string_value(json_object_get(check, "manifest"));
-        const char *root = json_string_value(
-                json_object_get(json_object_get(json_object_get(req, "config"), "root"), "path"));
+        const char *root =
+                json_string_value(json_object_get(json_object_get(json_object_get(req, "config"), "root"), "path"));
         _cleanup_free_ char *tree = NULL;
         int r;
 
@@ -383,6 +383,7 @@ static int op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t
                 (void)agent_ctr_timer(a, c, (int)timeout_ms);
         reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", name, "pid", (int)pid, "warnings",
                               warnings ?: json_array()));
+        agent_broker_server_start(a, c); /* after the answer: its fork is not the client's wait */
         if (detach)
                 return 0;
         c->remove_on_exit = true;

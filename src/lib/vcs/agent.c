@@ -59,6 +59,7 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         if (c->ours && waitid((idtype_t)P_PIDFD, c->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
                 code = exit_code_from_siginfo(&si);
         agent_broker_log_flush(c);
+        agent_ctr_server_end(a, c);
         if (c->timed_out)
                 code = 124;
         agent_unwatch(a, c->pidfd);
@@ -552,6 +553,15 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         case WATCH_BROKER:
                                 agent_broker_event(&a, (struct broker_listener *)w, ev[i].events);
                                 break;
+                        case WATCH_BROKER_SERVER:
+                        case WATCH_BROKER_SERVER_TIMER: {
+                                bool timer = w->kind == WATCH_BROKER_SERVER_TIMER;
+                                struct ctr *c = (struct ctr *)((char *)w - (timer ? offsetof(struct ctr, server_timer_w)
+                                                                                  : offsetof(struct ctr, server_w)));
+                                if (!c->forgotten)
+                                        agent_broker_server_event(&a, c, timer);
+                                break;
+                        }
                         case WATCH_SIGNAL:
                                 stop |= signals_read(&a);
                                 break; /* SIGCHLD: below, after the watched ones of this batch are reaped */

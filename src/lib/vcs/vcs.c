@@ -502,8 +502,9 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
         if (v->image_digest &&
             json_object_set_new(req, "image", json_pack("{s:s?, s:s}", "ref", v->image_ref, "digest", v->image_digest)))
                 return -ENOMEM;
-        if (v->image_store && json_object_set_new(req, "rootfs_check", json_pack("{s:s, s:s}", "store", v->image_store,
-                                                                                 "manifest", v->image_digest)) < 0)
+        if (v->image_store &&
+            json_object_set_new(req, "rootfs_check",
+                                json_pack("{s:s, s:s}", "store", v->image_store, "manifest", v->image_digest)) < 0)
                 return -ENOMEM;
         if (v->mount_targets && json_object_set_new(req, "mount_targets", json_from_strv(v->mount_targets)) < 0)
                 return -ENOMEM;
