@@ -213,15 +213,17 @@ static void on_signal(int sig) {
         errno = e;
 }
 
-/* Drains the pipe: whether SIGTERM or SIGINT was among its bytes. */
-static bool signals_read(struct agent *a) {
+/* Drains the pipe: whether SIGTERM or SIGINT was among its bytes; *child set if SIGCHLD was. */
+static bool signals_read(struct agent *a, bool *child) {
         bool stop = false;
         char buf[64];
         ssize_t n;
 
         while ((n = read(a->signal_fd, buf, sizeof(buf))) > 0)
-                for (ssize_t i = 0; i < n; i++)
+                for (ssize_t i = 0; i < n; i++) {
                         stop |= buf[i] == SIGTERM || buf[i] == SIGINT;
+                        *child |= buf[i] == SIGCHLD;
+                }
         return stop;
 }
 
@@ -263,17 +265,25 @@ static bool pid_is_tracked(struct agent *a, pid_t pid) {
         return false;
 }
 
-/* Reaps exited children nobody watches; a watched one ahead of them waits for its own event. */
-static void reap_strays(struct agent *a) {
+/*
+ * Reaps exited children nobody watches; a watched one ahead of them waits
+ * for its own event.  Whether some may be left (a watched one was ahead, or
+ * there were more): then it is called again after the next batch.  Only
+ * then and after a SIGCHLD: the kernel's wait looks at every child, and the
+ * agent may have hundreds (each container's PID 1 and kept broker worker).
+ */
+static bool reap_strays(struct agent *a) {
         for (int i = 0; i < 256; i++) {
                 siginfo_t si = {};
 
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 ||
-                    pid_is_tracked(a, si.si_pid))
-                        return;
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0)
+                        return false;
+                if (pid_is_tracked(a, si.si_pid))
+                        return true;
                 (void)waitid(P_PID, (id_t)si.si_pid, &si, WEXITED | WNOHANG);
                 log_msg(KM_LOG_DEBUG, "agent: reaped stray child %d", (int)si.si_pid);
         }
+        return true;
 }
 
 /* ---- clients ------------------------------------------------------------------- */
@@ -493,6 +503,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
 
         int sweep_ms = gc_interval_ms();
         uint64_t next_sweep = monotonic_ms() + (uint64_t)sweep_ms;
+        bool strays = true; /* reap_strays() is due */
         for (;;) {
                 struct epoll_event ev[16];
                 bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers, stop = false;
@@ -563,11 +574,12 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                 break;
                         }
                         case WATCH_SIGNAL:
-                                stop |= signals_read(&a);
+                                stop |= signals_read(&a, &strays);
                                 break; /* SIGCHLD: below, after the watched ones of this batch are reaped */
                         }
                 }
-                reap_strays(&a);
+                if (strays)
+                        strays = reap_strays(&a);
                 agent_sweep(&a);
                 if (stop) {
                         /* systemctl stop: the containers serve on, a new agent adopts them. */
