@@ -213,8 +213,14 @@ void bench_p5c(int n) {
                 p99 = lat[(size_t)ceil(0.99 * n) - 1];
                 snprintf(name, sizeof(name), "P5c %d concurrent routed mounts: p99 vs median latency", n);
                 r = add_result(name, p99, med);
-                goal_ratio_max(r, 10.0);
+                goal_ratio_max(r, 3.0); /* issue 23 (was ≤ 10×) */
                 note(r, "all %d succeeded in %.2f s; fuse.bindfs from fuse-tools, a container each", n, wall);
+                snprintf(name, sizeof(name), "P5c %d concurrent routed mounts: all done vs issue 23's 2 s", n);
+                r = add_result(name, wall, 2.0);
+                goal_ratio_max(r, 1.0);
+                note(r,
+                     "the peer column is the budget: 2 s on 2 cores for the %d, from the first start to the last exit",
+                     n);
         }
         for (int i = 0; i < n; i++)
                 if (targets[i] && km_umount_cmd(targets[i]) != 0 && !failed)
