@@ -19,6 +19,8 @@ struct utarget {
 
 /* True when the host has any umount.TYPE helper; then the type matters (cached while /sbin is unchanged). */
 bool have_umount_helpers(void);
+/* Whether one unmount asks for the mount's type: where it can be had in O(1), or where a helper is there. */
+bool umount_helpers_matter(void);
 
 /* One unmount attempt in this process (helpers: the host has umount.* helpers). */
 int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char *fstype, struct km_error *err);

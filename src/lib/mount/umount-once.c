@@ -91,6 +91,11 @@ bool have_umount_helpers(void) {
         return r;
 }
 
+bool umount_helpers_matter(void) {
+        /* With statmount the type costs two syscalls, less than reading /sbin to see whether any helper is there. */
+        return feature_available(KM_FEATURE_STATX_MNT) || have_umount_helpers();
+}
+
 /*
  * The type of the filesystem mounted at target in O(1) (statx + statmount),
  * or NULL when that cannot tell (old kernel, not a mount point, corrupted
@@ -204,8 +209,8 @@ static int utarget_check(const struct utarget *t) {
 }
 
 /*
- * One unmount attempt in this process.  helpers: the host has umount.*
- * helpers, so the type matters.  fstype: the type from a table snapshot
+ * One unmount attempt in this process.  helpers: the host may have umount.*
+ * helpers, so the type matters (umount_helpers_matter()).  fstype: the type from a table snapshot
  * (umount -R) or NULL; then statmount gives it in O(1), and only where it
  * cannot (old kernel, corrupted mount) is the table read.  The target is
  * not looked at without helpers, nor for a forced or lazy unmount (the
@@ -228,6 +233,8 @@ int umount_once(const struct utarget *t, int mnt_flags, bool helpers, const char
 
                 if (fstype || type)
                         helper = host_helper_exists("umount", fstype ? fstype : type);
+                else if (!have_umount_helpers())
+                        helper = false; /* no type to be had in O(1), and no helper of any type */
                 else {
                         struct km_mount_table *tb = NULL;
                         const struct km_mount *m;

@@ -84,7 +84,7 @@ static int umount_here(const char *target, const char *confine, unsigned flags, 
         }
         if (where.parent_fd < 0 && !streq(target, "/"))
                 return error_set_plain(err, -EINVAL, "umount: %s: a target ending in '..' is not unmounted", target);
-        helpers = have_umount_helpers();
+        helpers = flags & KM_UMOUNT_RECURSIVE ? have_umount_helpers() : umount_helpers_matter();
         if (flags & KM_UMOUNT_RECURSIVE)
                 r = umount_recursive(target, &fd, &where, flags, timeout_ms, helpers, err);
         else {
