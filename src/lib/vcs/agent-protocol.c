@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include "agent-protocol.h"
+#include "tty-relay.h"
 
 int proto_send(int sock, json_t *msg, const int *fds, size_t n_fds) {
         _cleanup_free_ char *text = json_dumps(msg, JSON_COMPACT);
@@ -91,4 +92,23 @@ int proto_send_error(int sock, int r, const char *message) {
                 json_decref(m);
         }
         return r;
+}
+
+int proto_reply(int sock, json_t *m) {
+        int r = m ? proto_send(sock, m, NULL, 0) : -ENOMEM;
+
+        json_decref(m);
+        return r < 0 ? r : 0;
+}
+
+int proto_refuse_terminals(const char *op, const int *fds, size_t n_fds, struct km_error *err) {
+        static const char *const names[] = { "stdin", "stdout", "stderr" };
+
+        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(names); i++)
+                if (fd_is_terminal(fds[i]))
+                        return error_set_plain(err, -EPERM,
+                                               "%s: the %s given is a terminal; a container never gets one of the "
+                                               "host (pass a pipe)",
+                                               op, names[i]);
+        return 0;
 }

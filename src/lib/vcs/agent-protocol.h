@@ -20,3 +20,16 @@ int proto_send(int sock, json_t *msg, const int *fds, size_t n_fds);
 int proto_recv(int sock, json_t **ret, int fds[PROTO_MAX_FDS], size_t *n_fds);
 /* Sends {"error": message, "code": r}; returns r. */
 int proto_send_error(int sock, int r, const char *message);
+/* Sends m and drops it (NULL: -ENOMEM); 0 or -errno. */
+int proto_reply(int sock, json_t *m);
+/* A request's string member, or NULL. */
+static inline const char *proto_string(json_t *req, const char *key) {
+        return json_string_value(json_object_get(req, key));
+}
+/*
+ * A terminal of the host is never a container's: with CAP_SYS_ADMIN it could
+ * type into it (TIOCSTI) what the caller's shell runs next (THREATS 28).
+ * kubemount's own client relays a terminal through a pipe; a raw one is
+ * refused (-EPERM, err saying which of stdin, stdout, stderr of op).
+ */
+int proto_refuse_terminals(const char *op, const int *fds, size_t n_fds, struct km_error *err);

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The agent's run: a container made and started (see agent-run.h). */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "agent-broker.h"
+#include "agent-idmap.h"
+#include "agent-protocol.h"
+#include "agent-run.h"
+#include "broker-policy.h"
+#include "launch.h"
+#include "mountpoint.h"
+#include "oci-runtime.h"
+#include "sd-protocol.h"
+#include "state-dir.h"
+#include "tree-watch.h"
+
+static void iso_now(char buf[32]) {
+        time_t t = time(NULL);
+        struct tm tm;
+
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+/*
+ * Propagation reaches the host only from a bind of a shared mount: nothing
+ * fails otherwise, the mounts just stay in the container.  Say so.
+ */
+static json_t *shared_source_warnings(const struct container_spec *s) {
+        json_t *w = json_array();
+
+        for (size_t i = 0; w && i < s->n_mounts; i++) {
+                const struct spec_mount *m = &s->mounts[i];
+                struct km_mount_info info;
+                char text[9000];
+
+                if ((m->propagation & ~MS_REC) != MS_SHARED || !m->source ||
+                    mount_info_of(m->source, &info, NULL) < 0 || (info.propagation & KM_PROPAGATION_SHARED))
+                        continue;
+                snprintf(text, sizeof(text),
+                         "%s is on a %s mount in the host: mounts made in the container below %s will not reach "
+                         "the host or pods (kubemount setup --shared %s)",
+                         m->source, info.propagation & KM_PROPAGATION_SLAVE ? "slave" : "private", m->destination,
+                         m->source);
+                json_array_append_new(w, json_string(text));
+        }
+        return w;
+}
+
+/* The same container through crun or runc: the state dir is the bundle, config.json in it. */
+static int run_with_runtime(struct agent *a, struct ctr *c, const struct launch_request *lrq, pid_t *pid,
+                            struct km_error *err) {
+        _cleanup_free_ char *root = agent_runtime_root(a), *bundle = NULL;
+        struct runtime_request rq = {
+                .runtime = c->runtime,
+                .id = c->name,
+                .log_dir_fd = lrq->log_dir_fd,
+                .cgroup_root_fd = lrq->cgroup_root_fd,
+                .cgroup_name = lrq->cgroup_name,
+                .spec = c->spec,
+                .confine = lrq->confine,
+        };
+
+        if (!root || asprintf(&bundle, "%s/containers/%s", a->state_dir, c->name) < 0)
+                return error_set(err, -ENOMEM, "container %s", c->name);
+        if (mkdir(root, 0700) < 0 && errno != EEXIST)
+                return error_set(err, -errno, "runtime state %s", root);
+        rq.root = root;
+        rq.bundle = bundle;
+        memcpy(rq.stdio, lrq->stdio, sizeof(rq.stdio));
+        return runtime_run(&rq, pid, err);
+}
+
+/* The image a container runs and the mount it serves (routing), as the client said: strings only. */
+static void record_image_and_mount(struct ctr *c, json_t *req) {
+        json_t *image = json_object_get(req, "image"), *mount = json_object_get(req, "mount");
+        const char *digest = json_string_value(json_object_get(image, "digest"));
+        const char *target = json_string_value(json_object_get(mount, "target"));
+        const char *type = json_string_value(json_object_get(mount, "type"));
+
+        if (digest) {
+                json_object_set_new(c->state, "image",
+                                    json_string(json_string_value(json_object_get(image, "ref")) ?: ""));
+                json_object_set_new(c->state, "digest", json_string(digest));
+        }
+        if (target && target[0] == '/')
+                json_object_set_new(c->state, "mount", json_pack("{s:s, s:s?}", "target", target, "type", type));
+        if (json_array_size(json_object_get(req, "mount_targets")))
+                json_object_set_new(c->state, "mount_targets", json_incref(json_object_get(req, "mount_targets")));
+}
+
+/* The audit trail, host privilege given out included (the agent's log: the journal under systemd). */
+static void container_start_event(struct ctr *c, const char *name, pid_t pid) {
+        char pid_s[16];
+        const char *pairs[] = { "KUBEMOUNT_CONTAINER",
+                                name,
+                                "KUBEMOUNT_PID",
+                                pid_s,
+                                "KUBEMOUNT_PRIVILEGED",
+                                c->spec->id_count ? "0" : "1",
+                                "KUBEMOUNT_IMAGE",
+                                json_string_value(json_object_get(c->state, "image")),
+                                "KUBEMOUNT_DIGEST",
+                                json_string_value(json_object_get(c->state, "digest")),
+                                NULL };
+
+        snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+        log_event(c->spec->id_count ? KM_LOG_INFO : KM_LOG_NOTICE, MESSAGE_ID_CONTAINER_START, pairs,
+                  "container %s: started%s, pid %d", name,
+                  c->spec->id_count ? "" : " privileged (host capabilities, mounts of its own)", (int)pid);
+}
+
+/* Whether live container c has a target that overlaps path: its --mount-target ones, or (routed too) its mount's. */
+static const char *ctr_target_over(struct ctr *c, const char *path, bool routed_too) {
+        const char *routed = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
+        struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+        json_t *t;
+        size_t i;
+
+        /* Gone, or exited and not yet reaped by the loop (rm -f answers first). */
+        if (c->pidfd < 0 || c->forgotten || poll(&p, 1, 0) > 0)
+                return NULL;
+        if (routed_too && routed && broker_targets_overlap(routed, path))
+                return routed;
+        json_array_foreach(json_object_get(c->state, "mount_targets"), i,
+                           t) if (json_is_string(t) &&
+                                  broker_targets_overlap(json_string_value(t), path)) return json_string_value(t);
+        return NULL;
+}
+
+/*
+ * A run container's --mount-target paths (its broker's scope): each a
+ * pod's volume or a plugin's dir below the kubelet dir, and neither these
+ * nor a routed mount's target another live container's.
+ */
+static int check_mount_targets(struct agent *a, json_t *req, struct km_error *err) {
+        _cleanup_free_ char *dir = strdup(proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT);
+        json_t *targets = json_object_get(req, "mount_targets"), *t;
+        const char *routed = json_string_value(json_object_get(json_object_get(req, "mount"), "target")), *why, *other;
+        size_t i;
+
+        if (!dir)
+                return -ENOMEM;
+        path_simplify(dir);
+        if (targets && (!json_is_array(targets) || json_array_size(targets) > BROKER_TARGETS_MAX))
+                return error_set_plain(err, -EINVAL, "at most %d --mount-target paths", BROKER_TARGETS_MAX);
+        json_array_foreach(targets, i, t) {
+                const char *path = json_string_value(t);
+
+                if (!path || broker_target_check(dir, path, &why) < 0)
+                        return error_set_plain(err, -EINVAL, "--mount-target %s: %s", path ?: "(not a string)",
+                                               why ?: "is not a string");
+                for (struct ctr *c = a->ctrs; c; c = c->next)
+                        if ((other = ctr_target_over(c, path, true)))
+                                return error_set_plain(err, -EBUSY, "--mount-target %s: container %s has %s", path,
+                                                       c->name, other);
+        }
+        for (struct ctr *c = a->ctrs; routed && c; c = c->next)
+                if ((other = ctr_target_over(c, routed, false)))
+                        return error_set_plain(err, -EBUSY, "the mount at %s: container %s has %s", routed, c->name,
+                                               other);
+        return 0;
+}
+
+/*
+ * An image's tree, checked against its record before it runs (tree-watch.h:
+ * once while nothing changes it).  -ESTALE when it differs: the client
+ * unpacks it again and asks once more.
+ */
+static int check_rootfs(struct agent *a, json_t *req, struct km_error *err) {
+        json_t *check = json_object_get(req, "rootfs_check");
+        const char *store = json_string_value(json_object_get(check, "store"));
+        const char *manifest = json_string_value(json_object_get(check, "manifest"));
+        const char *root =
+                json_string_value(json_object_get(json_object_get(json_object_get(req, "config"), "root"), "path"));
+        _cleanup_free_ char *tree = NULL;
+        int r;
+
+        if (!check)
+                return 0;
+        if (!store || !manifest || !root || strncmp(manifest, "sha256:", 7) != 0 ||
+            asprintf(&tree, "%s/rootfs/%s", streq(store, "/") ? "" : store, manifest + 7) < 0)
+                return error_set_plain(err, -EINVAL, "run: rootfs_check needs a store and a manifest digest");
+        if (!streq(tree, root))
+                return error_set_plain(err, -EINVAL, "run: the root filesystem %s is not the tree %s that was checked",
+                                       root, tree);
+        r = tree_watch_check(a->trees, store, manifest, err);
+        if (r == 0 && err)
+                err->code = -ESTALE; /* its message says why */
+        return r == 0 ? -ESTALE : r;
+}
+
+int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        bool detach = json_is_true(json_object_get(req, "detach"));
+        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
+        const char *name = proto_string(req, "name"), *runtime = proto_string(req, "runtime");
+        _cleanup_(spec_freep) struct container_spec *spec = NULL;
+        _cleanup_free_ char *config = NULL;
+        _cleanup_close_ int dir = -EBADF;
+        char generated[32], created[32];
+        uint64_t start = 0;
+        struct ctr *c;
+        pid_t pid;
+        int r;
+
+        if (!name) {
+                snprintf(generated, sizeof(generated), "run-%d-%lx", (int)getpid(), (unsigned long)random());
+                name = generated;
+        }
+        if (!state_name_is_valid(name))
+                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+        c = agent_find(a, name);
+        if (c && c->pidfd >= 0)
+                return error_set_plain(err, -EEXIST, "container %s is running", name);
+        if (c) {
+                /* An exited one of that name (a retry after a crash): its state makes way. */
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+        }
+        if (!detach && n_fds != 3)
+                return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+        if (!detach && (r = proto_refuse_terminals("run", fds, n_fds, err)) < 0)
+                return r;
+        if ((r = check_mount_targets(a, req, err)) < 0 || (r = check_rootfs(a, req, err)) < 0 ||
+            (r = agent_idmap_assign(a, json_object_get(req, "config"), err)) < 0)
+                return r;
+        r = spec_from_json(json_object_get(req, "config"), &spec, err);
+        if (r < 0)
+                return r;
+        dir = state_container_dir(a->state_fd, name, true, err);
+        if (dir < 0)
+                return dir;
+        config = json_dumps(json_object_get(req, "config"), JSON_INDENT(2));
+        if (!config || (r = write_file_atomic(dir, "config.json", config, strlen(config), 0600, err)) < 0) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return config ? r : -ENOMEM;
+        }
+        c = agent_ctr_new(a, name, TAKE_PTR(spec), TAKE_FD(dir), err);
+        if (!c) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return err->code;
+        }
+        if (runtime && !streq(runtime, "embedded") && !(c->runtime = runtime_resolve(runtime, err))) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+                return err->code;
+        }
+        snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
+        c->detached = detach;
+        iso_now(created);
+        c->state =
+                json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
+                          "command",
+                          json_object_get(json_object_get(req, "config"), "process")
+                                  ? json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args")
+                                  : json_null(),
+                          "rootfs", c->spec->root_path, "detached", detach);
+        if (!c->state)
+                r = error_set(err, -ENOMEM, "container %s", name);
+        else if (c->spec->id_count && c->runtime)
+                r = error_set_plain(err, -EOPNOTSUPP,
+                                    "container %s: an unprivileged container needs kubemount's own launcher "
+                                    "(its mount broker): add --privileged to run it with %s",
+                                    name, c->runtime);
+        else {
+                int devnull3[3] = { a->devnull, a->devnull, a->devnull };
+                const struct seccomp_program *broker = NULL;
+                int userns = -EBADF, listener = -EBADF;
+                struct launch_request rq = {
+                        .spec = c->spec,
+                        .seccomp = c->has_seccomp ? &c->seccomp : NULL,
+                        .host_mntns_fd = a->host_ns,
+                        .template_mntns_fd = a->template_ns,
+                        /* A short run lives in the agent's cgroup (not its caller's); a daemon gets its own. */
+                        .cgroup_root_fd = a->cgroup_root,
+                        .cgroup_name = detach ? c->cgroup : NULL,
+                        .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                        .state_dir_fd = c->dir_fd,
+                        .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
+                };
+                memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
+                r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
+                rq.userns_fd = userns;
+                rq.broker = broker;
+                if (r >= 0)
+                        r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err)
+                                       : launch_container(&rq, &pid, broker ? &listener : NULL, err);
+                if (r >= 0 && listener >= 0 && (r = agent_broker_listen(a, c, listener)) < 0) {
+                        error_set(err, r, "container %s: the mount broker", name);
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, NULL, 0);
+                }
+        }
+        if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
+                error_set(err, r, "container %s: pidfd", name);
+                (void)kill(pid, SIGKILL);
+                (void)waitpid(pid, NULL, 0);
+        }
+        if (r < 0) {
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+                return r;
+        }
+        json_t *warnings = shared_source_warnings(c->spec);
+        (void)state_proc_starttime(a->proc_fd, pid, &start);
+        json_object_set_new(c->state, "status", json_string("running"));
+        json_object_set_new(c->state, "pid", json_integer(pid));
+        json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
+        if (c->runtime)
+                json_object_set_new(c->state, "runtime", json_string(c->runtime));
+        json_object_set_new(c->state, "privileged", json_boolean(!c->spec->id_count));
+        if (c->spec->broker)
+                json_object_set_new(c->state, "mounts_allowed", json_from_strv(c->spec->broker_types));
+        if (c->kubelet_dir)
+                json_object_set_new(c->state, "kubelet_dir", json_string(c->kubelet_dir));
+        record_image_and_mount(c, req);
+        container_start_event(c, name, pid);
+        c->mount_pending = json_object_get(c->state, "mount") != NULL;
+        c->started_ms = monotonic_ms();
+        (void)agent_save_state(a, c);
+        if (timeout_ms > 0)
+                (void)agent_ctr_timer(a, c, (int)timeout_ms);
+        proto_reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", name, "pid", (int)pid, "warnings",
+                                    warnings ?: json_array()));
+        agent_broker_server_start(a, c); /* after the answer: its fork is not the client's wait */
+        if (detach)
+                return 0;
+        c->remove_on_exit = true;
+        agent_add_waiter(c, conn);
+        return 1;
+}
