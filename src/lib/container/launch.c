@@ -304,17 +304,17 @@ static pid_t clone_pid1(int flags) {
         return sys_clone3(&args);
 }
 
-int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err) {
+int launch_container_start(const struct launch_request *rq, struct launch_pending *ret, struct km_error *err) {
         const struct container_spec *s = rq->spec;
         _cleanup_(trees_done) struct trees t = { .root = -EBADF, .overlay = OVERLAY_DIRS_INIT };
         _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
         _cleanup_close_ int netns = -EBADF;
         struct km_error child_err = {};
-        _cleanup_close_ int listener = -EBADF;
-        int fds[2], r, status;
+        int fds[2], r;
         pid_t pid;
 
-        if (!!rq->broker != !!ret_listener || (s->id_count > 0) != (rq->userns_fd >= 0))
+        *ret = (struct launch_pending){ .pid = -1, .report_fd = -EBADF };
+        if ((s->id_count > 0) != (rq->userns_fd >= 0))
                 return error_set_plain(err, -EINVAL, "launch: the broker's filter or user namespace is missing");
         /* Here, not in the container: its command drops capabilities through libcap. */
         if ((r = caps_load(err)) < 0)
@@ -361,22 +361,45 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_l
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
             cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
                 log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
-        if (write(go_wr, "g", 1) != 1 ||
-            fd_recv(report_rd, &child_err, sizeof(child_err), &listener) != sizeof(child_err))
+        /* Told to go even when the write fails: its report then says it died (a reader of the pipe is gone). */
+        (void)!write(go_wr, "g", 1);
+        *ret = (struct launch_pending){ .pid = pid, .report_fd = TAKE_FD(report_rd), .broker = rq->broker != NULL };
+        return 0;
+}
+
+int launch_container_finish(struct launch_pending *p, int *ret_listener, struct km_error *err) {
+        _cleanup_close_ int listener = -EBADF, report = TAKE_FD(p->report_fd);
+        struct km_error child_err = {};
+        int status;
+
+        if (fd_recv(report, &child_err, sizeof(child_err), &listener) != sizeof(child_err))
                 child_err = (struct km_error){ -EIO, "the container's PID 1 died while setting up" };
-        else if (child_err.code == 0 && rq->broker && listener < 0)
+        else if (child_err.code == 0 && p->broker && listener < 0)
                 child_err = (struct km_error){ -EIO, "the container's PID 1 sent no broker listener" };
         if (child_err.code < 0) {
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
                         ;
                 if (err)
                         *err = child_err;
                 return child_err.code;
         }
-        *ret_pid = pid;
         if (ret_listener)
                 *ret_listener = TAKE_FD(listener);
         return 0;
+}
+
+int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err) {
+        struct launch_pending p;
+        int r;
+
+        if (!!rq->broker != !!ret_listener)
+                return error_set_plain(err, -EINVAL, "launch: the broker's filter or its listener is missing");
+        r = launch_container_start(rq, &p, err);
+        if (r >= 0)
+                r = launch_container_finish(&p, ret_listener, err);
+        if (r >= 0)
+                *ret_pid = p.pid;
+        return r;
 }
 
 /* ---- the template ------------------------------------------------------ */

@@ -49,6 +49,21 @@ struct launch_request {
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err);
 
 /*
+ * The same in two steps, so that the caller waits for none of PID 1's work:
+ * start returns once PID 1 is cloned (into its cgroup) and told to go, and
+ * finish takes its report, which comes on report_fd (readable: it does not
+ * block then).  finish reaps PID 1 when it failed.  Between the two, rq may
+ * go: PID 1 has its own copy.
+ */
+struct launch_pending {
+        pid_t pid;     /* PID 1, our child */
+        int report_fd; /* readable once PID 1 reports (or died) */
+        bool broker;   /* a broker listener comes with the report */
+};
+int launch_container_start(const struct launch_request *rq, struct launch_pending *ret, struct km_error *err);
+int launch_container_finish(struct launch_pending *p, int *ret_listener, struct km_error *err);
+
+/*
  * A bind source of the spec (m->source, absolute), opened (O_PATH) as mount
  * targets are (resolve_confined(): below confine no symlink, no ".." and so
  * no magic link may be passed; above it symlinks are followed as the host

@@ -65,6 +65,9 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
                         break;
                 }
         agent_ctr_server_end(a, c);
+        if (c->start.report_fd >= 0)
+                a->starting--; /* (the agent ends) */
+        agent_unwatch_close(a, &c->start.report_fd);
         agent_unwatch_close(a, &c->pidfd);
         agent_unwatch_close(a, &c->timer);
         closep(&c->dir_fd);
@@ -166,6 +169,9 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         c->timer_w.kind = WATCH_TIMER;
         c->server_w.kind = WATCH_BROKER_SERVER;
         c->server_timer_w.kind = WATCH_BROKER_SERVER_TIMER;
+        c->start_w.kind = WATCH_START;
+        c->start = (struct launch_pending){ .pid = -1, .report_fd = -EBADF };
+        c->start_conn = -EBADF;
         c->pidfd = c->timer = c->server_pidfd = c->server_sock = c->server_timer = -EBADF;
         c->dir_fd = dir_fd;
         c->spec = spec;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "launch.h"
 #include "seccomp-filter.h"
 #include "spec.h"
 
@@ -30,6 +31,7 @@ enum watch_kind {
         WATCH_BROKER,
         WATCH_BROKER_SERVER,
         WATCH_BROKER_SERVER_TIMER,
+        WATCH_START,
         WATCH_SIGNAL
 };
 struct watch {
@@ -78,16 +80,22 @@ struct ctr {
         unsigned log_lines;      /* how many refusals it logged in it, */
         unsigned log_suppressed; /* and how many past BROKER_LOG_BURST it left out */
         char *kubelet_dir;       /* its policy's */
+        /* While its PID 1 sets up (agent-run.h): its report, and the run's client, answered then. */
+        struct watch start_w;
+        struct launch_pending start; /* start.report_fd >= 0: starting */
+        int start_conn;
+        int start_timeout_ms; /* the run's --timeout, armed once it runs */
         /* Its kept broker worker (agent-broker.c): one call at a time, no fork for each. */
         struct watch server_w, server_timer_w;
         int server_pidfd, server_sock, server_timer;
         json_t *server_call; /* the call it serves; NULL: idle */
 };
 
-struct tree_watch; /* tree-watch.h */
-struct job;        /* agent-workers.h */
-struct worker;     /* agent-workers.h */
-struct conn;       /* the loop's */
+struct tree_watch;   /* tree-watch.h */
+struct deferred_run; /* agent-run.h */
+struct job;          /* agent-workers.h */
+struct worker;       /* agent-workers.h */
+struct conn;         /* the loop's */
 
 struct agent {
         const char *state_dir;
@@ -111,8 +119,10 @@ struct agent {
         } userns[AGENT_USERNS_CACHE];
         unsigned userns_next;
         struct seccomp_program broker_filter;
-        int signal_fd;            /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
-        struct tree_watch *trees; /* the image trees checked and unchanged since (NULL: checked at every run) */
+        int signal_fd;                 /* readable after SIGCHLD, SIGTERM, SIGINT (agent.c) */
+        struct tree_watch *trees;      /* the image trees checked and unchanged since (NULL: checked at every run) */
+        unsigned starting, max_starts; /* runs whose PID 1 sets up now, and how many may (agent-run.h) */
+        struct deferred_run *deferred; /* runs waiting for their turn, in order */
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

@@ -175,6 +175,9 @@ static int op_exec(struct agent *a, int conn, json_t *req, const int *fds, size_
                 return err->code;
         if (c->pidfd < 0 || !c->spec)
                 return error_set_plain(err, -ESRCH, "container %s is not running", c->name);
+        if (c->start.report_fd >= 0)
+                return error_set_plain(err, -EAGAIN, "container %s is starting; exec once its run is answered",
+                                       c->name);
         if (!tty && n_fds != 3)
                 return error_set_plain(err, -EINVAL, "exec: a command and three fds are needed");
         if (!tty) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The agent's run: a container made and started (see agent-run.h). */
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -195,6 +196,153 @@ static int check_rootfs(struct agent *a, json_t *req, struct km_error *err) {
         return r == 0 ? -ESTALE : r;
 }
 
+/*
+ * PID 1 is set up (or the runtime started it): the container is recorded as
+ * running and the client answered.  > 0 when the client stays (a run that
+ * waits for the exit), 0 when it is done with, -errno (nothing is left).
+ */
+static int run_started(struct agent *a, struct ctr *c, int conn, pid_t pid, int listener, struct km_error *err) {
+        uint64_t start = 0;
+        int r = 0;
+
+        if (listener >= 0 && (r = agent_broker_listen(a, c, listener)) < 0)
+                error_set(err, r, "container %s: the mount broker", c->name);
+        if (r >= 0 && c->pidfd < 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0)
+                error_set(err, r, "container %s: pidfd", c->name);
+        if (r < 0) {
+                (void)kill(pid, SIGKILL);
+                if (c->pidfd < 0)
+                        (void)waitpid(pid, NULL, 0); /* else the loop reaps it */
+                return r;
+        }
+        json_t *warnings = shared_source_warnings(c->spec);
+        (void)state_proc_starttime(a->proc_fd, pid, &start);
+        json_object_set_new(c->state, "status", json_string("running"));
+        json_object_set_new(c->state, "pid", json_integer(pid));
+        json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
+        if (c->runtime)
+                json_object_set_new(c->state, "runtime", json_string(c->runtime));
+        json_object_set_new(c->state, "privileged", json_boolean(!c->spec->id_count));
+        if (c->spec->broker)
+                json_object_set_new(c->state, "mounts_allowed", json_from_strv(c->spec->broker_types));
+        if (c->kubelet_dir)
+                json_object_set_new(c->state, "kubelet_dir", json_string(c->kubelet_dir));
+        container_start_event(c, c->name, pid);
+        c->mount_pending = json_object_get(c->state, "mount") != NULL;
+        c->started_ms = monotonic_ms();
+        (void)agent_save_state(a, c);
+        if (c->start_timeout_ms > 0)
+                (void)agent_ctr_timer(a, c, c->start_timeout_ms);
+        if (conn >= 0)
+                (void)proto_reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", c->name, "pid",
+                                                  (int)pid, "warnings", warnings ?: json_array()));
+        else
+                json_decref(warnings);
+        agent_broker_server_start(a, c); /* after the answer: its fork is not the client's wait */
+        if (c->detached || conn < 0)
+                return 0;
+        c->remove_on_exit = true;
+        agent_add_waiter(c, conn);
+        return 1;
+}
+
+/* A run that failed after its container was in the table: nothing of it is left. */
+static void run_failed(struct agent *a, struct ctr *c) {
+        (void)state_container_remove(a->state_fd, c->name, NULL);
+        agent_ctr_forget(a, c);
+}
+
+unsigned agent_run_max_starts(void) {
+        const char *env = getenv("KUBEMOUNT_MAX_STARTS");
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN), n;
+        char *end = NULL;
+
+        n = env && *env ? strtol(env, &end, 10) : 0;
+        if (end && !*end && n > 0 && n <= 1024)
+                return (unsigned)n;
+        return cpus > 1 ? (unsigned)(2 * cpus) : 2;
+}
+
+int agent_run_defer(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        struct deferred_run *d, **tail;
+        size_t n = 0;
+
+        for (tail = &a->deferred; *tail; tail = &(*tail)->next)
+                n++;
+        if (n >= AGENT_DEFERRED_MAX)
+                return error_set_plain(err, -EAGAIN, "agent: %zu runs wait for their start already; try again", n);
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return error_set(err, -ENOMEM, "agent");
+        d->conn = conn;
+        d->req = json_incref(req);
+        /* The loop closes the request's own after this call. */
+        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(d->fds); i++) {
+                d->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+                if (d->fds[i] < 0) {
+                        agent_run_deferred_free(d);
+                        return error_set(err, -errno, "agent: keep a waiting run's stdio");
+                }
+                d->n_fds++;
+        }
+        *tail = d;
+        return 1;
+}
+
+struct deferred_run *agent_run_next_deferred(struct agent *a) {
+        struct deferred_run *d = a->deferred;
+
+        if (!d || a->starting >= a->max_starts)
+                return NULL;
+        a->deferred = d->next;
+        return d;
+}
+
+void agent_run_deferred_free(struct deferred_run *d) {
+        if (!d)
+                return;
+        for (size_t i = 0; i < d->n_fds; i++)
+                close(d->fds[i]);
+        json_decref(d->req);
+        free(d);
+}
+
+void agent_run_conn_gone(struct agent *a, int conn) {
+        for (struct deferred_run **p = &a->deferred; *p;)
+                if ((*p)->conn == conn) {
+                        struct deferred_run *d = *p;
+                        *p = d->next;
+                        agent_run_deferred_free(d);
+                } else
+                        p = &(*p)->next;
+        for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (c->start_conn == conn) {
+                        c->start_conn = -EBADF;
+                        /* Its run's client is gone: a run that is not detached ends with it, as once running. */
+                        if (!c->detached)
+                                agent_ctr_kill(a, c);
+                }
+}
+
+int agent_run_start_done(struct agent *a, struct ctr *c, int *ret_conn) {
+        struct km_error err = {};
+        int listener = -EBADF, r;
+
+        *ret_conn = TAKE_FD(c->start_conn);
+        agent_unwatch(a, c->start.report_fd);
+        a->starting--;
+        r = launch_container_finish(&c->start, c->spec->broker ? &listener : NULL, &err);
+        if (r >= 0)
+                r = run_started(a, c, *ret_conn, c->start.pid, listener, &err);
+        if (r < 0) {
+                if (*ret_conn >= 0)
+                        (void)proto_send_error(*ret_conn, err.code < 0 ? err.code : r,
+                                               err.message[0] ? err.message : strerror(-r));
+                run_failed(a, c);
+        }
+        return r;
+}
+
 int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
@@ -203,11 +351,12 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
         _cleanup_free_ char *config = NULL;
         _cleanup_close_ int dir = -EBADF;
         char generated[32], created[32];
-        uint64_t start = 0;
         struct ctr *c;
         pid_t pid;
         int r;
 
+        if (a->starting >= a->max_starts)
+                return agent_run_defer(a, conn, req, fds, n_fds, err);
         if (!name) {
                 snprintf(generated, sizeof(generated), "run-%d-%lx", (int)getpid(), (unsigned long)random());
                 name = generated;
@@ -246,12 +395,12 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                 return err->code;
         }
         if (runtime && !streq(runtime, "embedded") && !(c->runtime = runtime_resolve(runtime, err))) {
-                (void)state_container_remove(a->state_fd, name, NULL);
-                agent_ctr_forget(a, c);
+                run_failed(a, c);
                 return err->code;
         }
         snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
         c->detached = detach;
+        c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
         iso_now(created);
         c->state =
                 json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
@@ -260,77 +409,65 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                                   ? json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args")
                                   : json_null(),
                           "rootfs", c->spec->root_path, "detached", detach);
-        if (!c->state)
-                r = error_set(err, -ENOMEM, "container %s", name);
-        else if (c->spec->id_count && c->runtime)
-                r = error_set_plain(err, -EOPNOTSUPP,
-                                    "container %s: an unprivileged container needs kubemount's own launcher "
-                                    "(its mount broker): add --privileged to run it with %s",
-                                    name, c->runtime);
-        else {
-                int devnull3[3] = { a->devnull, a->devnull, a->devnull };
-                const struct seccomp_program *broker = NULL;
-                int userns = -EBADF, listener = -EBADF;
-                struct launch_request rq = {
-                        .spec = c->spec,
-                        .seccomp = c->has_seccomp ? &c->seccomp : NULL,
-                        .host_mntns_fd = a->host_ns,
-                        .template_mntns_fd = a->template_ns,
-                        /* A short run lives in the agent's cgroup (not its caller's); a daemon gets its own. */
-                        .cgroup_root_fd = a->cgroup_root,
-                        .cgroup_name = detach ? c->cgroup : NULL,
-                        .log_dir_fd = detach ? c->dir_fd : -EBADF,
-                        .state_dir_fd = c->dir_fd,
-                        .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
-                };
-                memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
-                r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
-                rq.userns_fd = userns;
-                rq.broker = broker;
+        if (!c->state) {
+                run_failed(a, c);
+                return error_set(err, -ENOMEM, "container %s", name);
+        }
+        /* Its targets count from now: another run for them while this one starts finds them taken. */
+        record_image_and_mount(c, req);
+        if (c->spec->id_count && c->runtime) {
+                run_failed(a, c);
+                return error_set_plain(err, -EOPNOTSUPP,
+                                       "container %s: an unprivileged container needs kubemount's own launcher "
+                                       "(its mount broker): add --privileged to run it with %s",
+                                       name, c->runtime);
+        }
+        int devnull3[3] = { a->devnull, a->devnull, a->devnull };
+        const struct seccomp_program *broker = NULL;
+        int userns = -EBADF;
+        struct launch_request rq = {
+                .spec = c->spec,
+                .seccomp = c->has_seccomp ? &c->seccomp : NULL,
+                .host_mntns_fd = a->host_ns,
+                .template_mntns_fd = a->template_ns,
+                /* A short run lives in the agent's cgroup (not its caller's); a daemon gets its own. */
+                .cgroup_root_fd = a->cgroup_root,
+                .cgroup_name = detach ? c->cgroup : NULL,
+                .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                .state_dir_fd = c->dir_fd,
+                .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
+        };
+        memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
+        r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
+        rq.userns_fd = userns;
+        rq.broker = broker;
+        if (r >= 0 && c->runtime) {
+                /* crun or runc: it returns once the container runs. */
+                r = run_with_runtime(a, c, &rq, &pid, err);
                 if (r >= 0)
-                        r = c->runtime ? run_with_runtime(a, c, &rq, &pid, err)
-                                       : launch_container(&rq, &pid, broker ? &listener : NULL, err);
-                if (r >= 0 && listener >= 0 && (r = agent_broker_listen(a, c, listener)) < 0) {
-                        error_set(err, r, "container %s: the mount broker", name);
-                        (void)kill(pid, SIGKILL);
-                        (void)waitpid(pid, NULL, 0);
-                }
-        }
-        if (r >= 0 && (r = agent_ctr_watch(a, c, pid, true)) < 0) {
-                error_set(err, r, "container %s: pidfd", name);
-                (void)kill(pid, SIGKILL);
-                (void)waitpid(pid, NULL, 0);
-        }
-        if (r < 0) {
-                (void)state_container_remove(a->state_fd, name, NULL);
-                agent_ctr_forget(a, c);
+                        r = run_started(a, c, conn, pid, -EBADF, err);
+                if (r < 0)
+                        run_failed(a, c);
                 return r;
         }
-        json_t *warnings = shared_source_warnings(c->spec);
-        (void)state_proc_starttime(a->proc_fd, pid, &start);
-        json_object_set_new(c->state, "status", json_string("running"));
-        json_object_set_new(c->state, "pid", json_integer(pid));
-        json_object_set_new(c->state, "starttime", json_integer((json_int_t)start));
-        if (c->runtime)
-                json_object_set_new(c->state, "runtime", json_string(c->runtime));
-        json_object_set_new(c->state, "privileged", json_boolean(!c->spec->id_count));
-        if (c->spec->broker)
-                json_object_set_new(c->state, "mounts_allowed", json_from_strv(c->spec->broker_types));
-        if (c->kubelet_dir)
-                json_object_set_new(c->state, "kubelet_dir", json_string(c->kubelet_dir));
-        record_image_and_mount(c, req);
-        container_start_event(c, name, pid);
-        c->mount_pending = json_object_get(c->state, "mount") != NULL;
-        c->started_ms = monotonic_ms();
-        (void)agent_save_state(a, c);
-        if (timeout_ms > 0)
-                (void)agent_ctr_timer(a, c, (int)timeout_ms);
-        proto_reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", name, "pid", (int)pid, "warnings",
-                                    warnings ?: json_array()));
-        agent_broker_server_start(a, c); /* after the answer: its fork is not the client's wait */
-        if (detach)
-                return 0;
-        c->remove_on_exit = true;
-        agent_add_waiter(c, conn);
-        return 1;
+        if (r >= 0)
+                r = launch_container_start(&rq, &c->start, err);
+        /* Watched from now: a PID 1 that dies while it sets up is reaped (agent.c answers the run then). */
+        if (r >= 0 && (r = agent_ctr_watch(a, c, c->start.pid, true)) < 0) {
+                error_set(err, r, "container %s: pidfd", name);
+                (void)kill(c->start.pid, SIGKILL);
+                (void)waitpid(c->start.pid, NULL, 0);
+        }
+        if (r >= 0 && (r = agent_watch(a, c->start.report_fd, &c->start_w)) < 0)
+                error_set(err, r, "container %s: its start", name);
+        if (r < 0) {
+                closep(&c->start.report_fd);
+                if (c->pidfd >= 0)
+                        agent_ctr_kill(a, c);
+                run_failed(a, c);
+                return r;
+        }
+        c->start_conn = conn;
+        a->starting++;
+        return 1; /* answered when PID 1 reports: agent_run_start_done() */
 }

@@ -12,3 +12,36 @@
 #include "agent-containers.h"
 
 int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err);
+
+/*
+ * Runs start concurrently: a request returns once PID 1 is cloned, and the
+ * client is answered when PID 1 reports it is set up (its report fd is in
+ * the loop: agent_run_start_done).  At most agent.max_starts at once
+ * (KUBEMOUNT_MAX_STARTS, default twice the CPUs): more wait, in order, with
+ * their request and stdio kept (at most AGENT_DEFERRED_MAX; past that
+ * EAGAIN), and ps, stop and the rest are answered meanwhile.
+ */
+#define AGENT_DEFERRED_MAX 4096
+
+struct deferred_run {
+        struct deferred_run *next;
+        int conn;
+        json_t *req;
+        int fds[3];
+        size_t n_fds;
+};
+
+unsigned agent_run_max_starts(void);
+/* Keeps a run for later (> 0: the client stays), or -EAGAIN/-errno. */
+int agent_run_defer(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err);
+/* The next waiting run, if a start may begin now (the caller dispatches and frees it). */
+struct deferred_run *agent_run_next_deferred(struct agent *a);
+void agent_run_deferred_free(struct deferred_run *d);
+/* The client hung up: its waiting run goes; a starting one is no longer answered (ended, if not detached). */
+void agent_run_conn_gone(struct agent *a, int conn);
+/*
+ * PID 1's report is there (or it died): the client (*ret_conn, -EBADF when
+ * it hung up) is answered.  > 0 when it stays (it waits for the exit), else
+ * the caller closes it.
+ */
+int agent_run_start_done(struct agent *a, struct ctr *c, int *ret_conn);

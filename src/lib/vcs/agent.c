@@ -23,6 +23,7 @@
 #include "agent-containers.h"
 #include "agent-gc.h"
 #include "agent-ops.h"
+#include "agent-run.h"
 #include "agent-workers.h"
 #include "cgroup.h"
 #include "pid1.h"
@@ -49,6 +50,21 @@ struct conn {
 static void conn_close(struct agent *a, int fd);
 static void agent_done(struct agent *a);
 
+/* PID 1's report of its start (agent-run.h): the run's client answered, closed unless it waits for the exit. */
+static void ctr_start_done(struct agent *a, struct ctr *c) {
+        int conn;
+
+        if (agent_run_start_done(a, c, &conn) <= 0 && conn >= 0)
+                conn_close(a, conn);
+}
+
+/* Runs that waited for a start to end, while starts may begin. */
+static void run_deferred(struct agent *a) {
+        for (struct deferred_run *d; (d = agent_run_next_deferred(a)); agent_run_deferred_free(d))
+                if (agent_dispatch(a, d->conn, d->req, d->fds, d->n_fds) <= 0)
+                        conn_close(a, d->conn);
+}
+
 /* ---- containers ----------------------------------------------------------- */
 
 /* PID 1 is gone: record how, answer who waits, release its cgroups. */
@@ -56,6 +72,9 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         siginfo_t si = {};
         int code = -1;
 
+        /* Died while it set up: its run is answered with what it reported, and it is gone. */
+        if (c->start.report_fd >= 0 && (ctr_start_done(a, c), c->forgotten))
+                return;
         if (c->ours && waitid((idtype_t)P_PIDFD, c->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
                 code = exit_code_from_siginfo(&si);
         agent_broker_log_flush(c);
@@ -323,6 +342,7 @@ static void agent_sweep(struct agent *a) {
 
 /* A client that hangs up stops what it waits for: a run is killed, an exec too. */
 static void conn_gone(struct agent *a, int fd) {
+        agent_run_conn_gone(a, fd);
         for (struct ctr *c = a->ctrs; c; c = c->next)
                 for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
                         if (c->waiters[i] == fd) {
@@ -466,6 +486,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
                 return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+        a.max_starts = agent_run_max_starts();
         r = tree_watch_new(&a.trees);
         if (r < 0)
                 log_msg(KM_LOG_WARNING, "agent: inotify: %s; an image's tree is checked in full at every run",
@@ -564,6 +585,12 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         case WATCH_BROKER:
                                 agent_broker_event(&a, (struct broker_listener *)w, ev[i].events);
                                 break;
+                        case WATCH_START: {
+                                struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, start_w));
+                                if (!c->forgotten && c->start.report_fd >= 0)
+                                        ctr_start_done(&a, c);
+                                break;
+                        }
                         case WATCH_BROKER_SERVER:
                         case WATCH_BROKER_SERVER_TIMER: {
                                 bool timer = w->kind == WATCH_BROKER_SERVER_TIMER;
@@ -580,6 +607,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 }
                 if (strays)
                         strays = reap_strays(&a);
+                run_deferred(&a);
                 agent_sweep(&a);
                 if (stop) {
                         /* systemctl stop: the containers serve on, a new agent adopts them. */
@@ -591,6 +619,11 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
 }
 
 static void agent_done(struct agent *a) {
+        while (a->deferred) {
+                struct deferred_run *d = a->deferred;
+                a->deferred = d->next;
+                agent_run_deferred_free(d);
+        }
         while (a->ctrs)
                 agent_ctr_forget(a, a->ctrs);
         while (a->conns)
