@@ -8,9 +8,12 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
+#include <signal.h>
+#include <linux/sched.h>
 
 #include "cgroup.h"
 #include "fileio.h"
+#include "syscalls.h"
 
 #define CGROUP_RECORD "cgroup-parent" /* in the state dir: the agent's delegated group */
 
@@ -267,7 +270,7 @@ struct enter {
         char failed[PATH_MAX + 256]; /* and its group */
 };
 
-/* A group is made empty, then entered: in between, another kubemount's remove_empty_siblings() may take it. */
+/* A group is made empty, then entered: in between, another kubemount's cgroup_prune() may take it. */
 #define ENTER_TRIES 16
 
 static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
@@ -279,7 +282,6 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
         snprintf(dir, sizeof(dir), "%s/%s", parent, e->name);
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
         snprintf(pid, sizeof(pid), "%d\n", (int)e->pid);
-        remove_empty_siblings(root_fd, parent, e->name);
         for (int i = 0; i < ENTER_TRIES; i++) {
                 if (mkdir_levels(root_fd, hier, dir, v1) < 0) {
                         r = -errno;
@@ -296,6 +298,29 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
                 snprintf(e->failed, sizeof(e->failed), "%s", dir);
         }
         return 0;
+}
+
+int cgroup_open_v2(int root_fd, const char *name) {
+        char buf[sizeof(delegated_self)], dir[PATH_MAX + 256];
+        struct statfs sfs;
+        int r = -EOPNOTSUPP;
+
+        if (fstatfs(root_fd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+                return -EOPNOTSUPP; /* v1 or hybrid: its v1 hierarchies need the move anyway */
+        snprintf(dir, sizeof(dir), "./%s/%s", cgroup_parent(root_fd, buf, sizeof(buf)), name);
+        for (int i = 0; i < ENTER_TRIES; i++) {
+                int fd;
+
+                if (mkdir_levels(root_fd, ".", dir, false) < 0) {
+                        r = -errno;
+                        continue;
+                }
+                fd = openat(root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0)
+                        return fd;
+                r = -errno; /* pruned between the two: made again */
+        }
+        return r;
 }
 
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err) {
@@ -363,4 +388,22 @@ int cgroup_populated(int root_fd, const char *name) {
         struct group g = { cgroup_parent(root_fd, buf, sizeof(buf)), name };
 
         return for_each_hierarchy(root_fd, populated_one, &g);
+}
+
+pid_t cgroup_fork_into(int cgroup_fd, uint64_t flags, bool *entered) {
+        struct clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
+        pid_t pid;
+
+        *entered = false;
+        if (cgroup_fd >= 0) {
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t)cgroup_fd;
+                pid = sys_clone3(&args);
+                /* E2BIG: clone3 before 5.7 (no cgroup field); EINVAL, ENOSYS: no clone3 or no such flag. */
+                if (pid >= 0 || (pid != -E2BIG && pid != -EINVAL && pid != -ENOSYS))
+                        return *entered = pid >= 0, pid;
+                args.flags = flags;
+                args.cgroup = 0;
+        }
+        return sys_clone3(&args);
 }

@@ -10,6 +10,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
@@ -26,12 +28,25 @@ void cgroup_join_init_ns(void);
 /* An O_DIRECTORY fd of /sys/fs/cgroup. */
 int cgroup_root_open(struct km_error *err);
 /*
- * Moves pid into PARENT/NAME of every hierarchy (made if missing); stale empty
- * siblings with NAME's prefix go.  A group another caller's clean-up removed
- * between its mkdir and the move is made again.  Every hierarchy is tried;
+ * Moves pid into PARENT/NAME of every hierarchy (made if missing).  A group
+ * another caller's clean-up (cgroup_prune) removed between its mkdir and the
+ * move is made again.  Its siblings are not looked at: a container's start
+ * costs the same with 200 others running (each rmdir of a live group takes
+ * the kernel's cgroup mutex only to fail).  Every hierarchy is tried;
  * the error names the first group pid could not enter.
  */
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err);
+/*
+ * On a cgroup v2 host, PARENT/NAME (made if missing) opened for clone3's
+ * CLONE_INTO_CGROUP (5.7): a child made in its group never has to be moved,
+ * and a move takes the kernel's threadgroup lock for writing, which waits
+ * for an RCU grace period and serializes every start of the node.  The fd,
+ * or -EOPNOTSUPP (v1, hybrid) or -errno: then cgroup_enter() after the fork.
+ */
+int cgroup_open_v2(int root_fd, const char *name);
+/* clone3 as fork(), into the group of cgroup_fd when >= 0 (falling back to a plain fork where the kernel
+ * has no CLONE_INTO_CGROUP: *entered says which); flags adds CLONE_NEW* flags. */
+pid_t cgroup_fork_into(int cgroup_fd, uint64_t flags, bool *entered);
 /*
  * For the agent, at its start: when it runs as a systemd service ($INVOCATION_ID)
  * in a group systemd delegated (the unit's, marked trusted.delegate) and
@@ -45,7 +60,8 @@ int cgroup_delegate(int root_fd, int state_fd, struct km_error *err);
 int cgroup_remove(int root_fd, const char *name);
 /*
  * Removes PARENT's empty groups whose names start with PREFIX (up to its first
- * '-', e.g. "mount-") in every hierarchy: those of processes that have ended.
+ * '-', e.g. "mount-") in every hierarchy: those of processes that have ended
+ * (the agent's sweep; a host FUSE helper before it enters its own).
  */
 void cgroup_prune(int root_fd, const char *prefix);
 /* Whether PARENT/NAME has processes in any hierarchy (0/1), -ENOENT when it is nowhere. */

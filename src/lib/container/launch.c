@@ -298,18 +298,13 @@ static int ns_flags(const struct container_spec *s) {
                CLONE_NEWPID;
 }
 
-static pid_t clone_pid1(int flags) {
-        struct clone_args args = { .flags = (uint64_t)flags, .exit_signal = SIGCHLD };
-
-        return sys_clone3(&args);
-}
-
 int launch_container_start(const struct launch_request *rq, struct launch_pending *ret, struct km_error *err) {
         const struct container_spec *s = rq->spec;
         _cleanup_(trees_done) struct trees t = { .root = -EBADF, .overlay = OVERLAY_DIRS_INIT };
         _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
-        _cleanup_close_ int netns = -EBADF;
+        _cleanup_close_ int netns = -EBADF, cgroup = -EBADF;
         struct km_error child_err = {};
+        bool entered = false;
         int fds[2], r;
         pid_t pid;
 
@@ -333,9 +328,12 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
                 return error_set(err, -errno, "pipe");
         go_rd = fds[0], go_wr = fds[1];
 
+        /* Made in its group where the host has cgroup v2 (cgroup.h), else moved there below. */
+        if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
+                cgroup = cgroup_open_v2(rq->cgroup_root_fd, rq->cgroup_name);
         if (rq->template_mntns_fd >= 0 && setns(rq->template_mntns_fd, CLONE_NEWNS) < 0)
                 return error_set(err, -errno, "enter the template mount namespace");
-        pid = clone_pid1(ns_flags(s));
+        pid = cgroup_fork_into(cgroup, (uint64_t)ns_flags(s), &entered);
         if (pid == 0) {
                 struct pid1 p = { rq, &t, report_wr, go_rd };
 
@@ -358,7 +356,7 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
                 return error_set(err, r, "clone the container's PID 1");
         closep(&report_wr);
         closep(&go_rd);
-        if (rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
+        if (!entered && rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
             cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
                 log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         /* Told to go even when the write fails: its report then says it died (a reader of the pipe is gone). */
@@ -477,7 +475,8 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener
         } order[] = { { "cgroup", CLONE_NEWCGROUP }, { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
                       { "net", CLONE_NEWNET },       { "pid", CLONE_NEWPID }, { "mnt", CLONE_NEWNS } };
         int ns[ELEMENTSOF(order)], sv[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int listener = -EBADF;
+        _cleanup_close_ int listener = -EBADF, cgroup = -EBADF;
+        bool entered = false;
         pid_t pid;
 
         if (!!rq->broker != !!ret_listener || (rq->spec->id_count > 0) != (rq->userns_fd >= 0))
@@ -500,7 +499,10 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener
                         return error_set(err, r, "container namespaces %s", path);
                 }
         }
-        pid = fork();
+        /* In the container's group from the start where it can (cgroup.h): the agent waits for no move. */
+        cgroup = rq->cgroup_root_fd >= 0 && rq->cgroup_name ? cgroup_open_v2(rq->cgroup_root_fd, rq->cgroup_name)
+                                                            : -EBADF;
+        pid = cgroup_fork_into(cgroup, 0, &entered);
         if (pid == 0) {
                 /*
                  * First: this helper and its child hold a copy of the agent's memory until the child's execve;
@@ -525,7 +527,7 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener
 
                 int keep[ELEMENTSOF(order) + 5] = { rq->stdio[0], rq->stdio[1], rq->stdio[2], rq->userns_fd, sv[1] };
 
-                if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
+                if (!entered && rq->cgroup_root_fd >= 0 && rq->cgroup_name)
                         (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
                 memcpy(keep + 5, ns, sizeof(ns));
                 close_all_but(keep, ELEMENTSOF(keep));

@@ -38,6 +38,8 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
                 snprintf(group, sizeof(group), "mount-%d", (int)getpid());
                 /* Without its own cgroups the mount still works; only the survival is lost: say so. */
                 _cleanup_close_ int root = cgroup_root_open(&a.err);
+                if (root >= 0)
+                        cgroup_prune(root, "mount-"); /* those of earlier helpers whose daemons ended */
                 if (root < 0 || cgroup_enter(root, getpid(), group, &a.err) < 0)
                         log_msg(KM_LOG_WARNING, "%s: %s; its daemon stays in the caller's cgroup", name, a.err.message);
                 a.err = (struct km_error){ 0 };

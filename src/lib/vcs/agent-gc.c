@@ -96,9 +96,14 @@ void agent_release_orphans(struct agent *a, json_t *actions) {
         struct km_mount_table *t = NULL;
         uint64_t now = monotonic_ms();
 
-        /* Host FUSE helpers' groups (mount-PID) stay when their daemons end; else only the next helper removes them. */
-        if (a->cgroup_root >= 0)
+        /*
+         * Host FUSE helpers' groups (mount-PID) stay when their daemons end; else only the next helper removes
+         * them.  A container's own goes when it exits; one left by an agent that was killed goes here.
+         */
+        if (a->cgroup_root >= 0) {
                 cgroup_prune(a->cgroup_root, "mount-");
+                cgroup_prune(a->cgroup_root, "ctr-");
+        }
         for (struct ctr *c = a->ctrs, *next; c; c = next) {
                 const char *target = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
 
