@@ -510,7 +510,12 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener
                  * read it through /proc/PID/mem if it were dumpable (THREATS 17).  The child inherits it,
                  * and the agent's environment strings, which /proc/PID/environ would show, are zeroed.
                  */
+                struct km_error e = {};
+
                 (void)prctl(PR_SET_DUMPABLE, 0);
+                /* Before the scrub: the group's parent may come from the environment ($KUBEMOUNT_CGROUP_PARENT). */
+                if (!entered && rq->cgroup_root_fd >= 0 && rq->cgroup_name)
+                        (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
                 init_scrub_environ();
 
                 struct command cmd = { rq->spec,
@@ -521,14 +526,11 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener
                                        rq->terminal,
                                        rq->stdio,
                                        rq->userns_fd };
-                struct km_error e = {};
                 int status, l;
                 pid_t child;
 
                 int keep[ELEMENTSOF(order) + 5] = { rq->stdio[0], rq->stdio[1], rq->stdio[2], rq->userns_fd, sv[1] };
 
-                if (!entered && rq->cgroup_root_fd >= 0 && rq->cgroup_name)
-                        (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
                 memcpy(keep + 5, ns, sizeof(ns));
                 close_all_but(keep, ELEMENTSOF(keep));
                 for (size_t i = 0; i < ELEMENTSOF(order); i++)

@@ -123,6 +123,8 @@ struct agent {
         struct tree_watch *trees;      /* the image trees checked and unchanged since (NULL: checked at every run) */
         unsigned starting, max_starts; /* runs whose PID 1 sets up now, and how many may (agent-run.h) */
         struct deferred_run *deferred; /* runs waiting for their turn, in order */
+        char **groups_left;            /* containers' groups still busy at their exit (agent.c) */
+        size_t n_groups_left;
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

@@ -67,6 +67,32 @@ static void run_deferred(struct agent *a) {
 
 /* ---- containers ----------------------------------------------------------- */
 
+/* How often a group still busy at its PID 1's exit is tried again. */
+#define GROUPS_RETRY_MS 100
+
+/*
+ * A container's group, removed; or, while the last of its processes still
+ * exit (PID 1's pidfd is readable before its namespace is empty), kept on
+ * agent.groups_left and tried again every GROUPS_RETRY_MS (name NULL: only
+ * those), until it is gone.
+ */
+static void groups_remove(struct agent *a, const char *name) {
+        size_t k = 0;
+
+        if (name && cgroup_remove(a->cgroup_root, name) == -EBUSY)
+                (void)strv_append(&a->groups_left, &a->n_groups_left, name);
+        if (name)
+                return;
+        for (size_t i = 0; i < a->n_groups_left; i++)
+                if (cgroup_remove(a->cgroup_root, a->groups_left[i]) == -EBUSY)
+                        a->groups_left[k++] = a->groups_left[i];
+                else
+                        free(a->groups_left[i]);
+        a->n_groups_left = k;
+        if (a->groups_left)
+                a->groups_left[k] = NULL;
+}
+
 /* PID 1 is gone: record how, answer who waits, release its cgroups. */
 static void ctr_exited(struct agent *a, struct ctr *c) {
         siginfo_t si = {};
@@ -93,7 +119,7 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                         (void)runtime_delete(c->runtime, root, c->name, NULL);
         }
         if (c->detached)
-                (void)cgroup_remove(a->cgroup_root, c->cgroup);
+                groups_remove(a, c->cgroup);
         char code_s[16];
         const char *pairs[] = { "KUBEMOUNT_CONTAINER",
                                 c->name,
@@ -486,6 +512,13 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         a.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (a.devnull < 0 || a.host_ns < 0 || a.proc_fd < 0)
                 return error_set(err, -errno, "agent: /dev/null, /proc/self/ns/mnt");
+        /*
+         * PID 1 puts the broker's listener at LAUNCH_BROKER_FD: a fd of ours it keeps (a user namespace, a
+         * client's stdio) must never have that number, or the listener replaces it there (a burst of starts
+         * opens that many).  Held by us, on /dev/null, it never does.
+         */
+        if (dup3(a.devnull, LAUNCH_BROKER_FD, O_CLOEXEC) < 0)
+                return error_set(err, -errno, "agent: reserve fd %d", LAUNCH_BROKER_FD);
         a.max_starts = agent_run_max_starts();
         r = tree_watch_new(&a.trees);
         if (r < 0)
@@ -537,6 +570,11 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 }
                 if (sweep_ms > 0 && serves_mounts(&a) && (timeout < 0 || (uint64_t)timeout > next_sweep - now))
                         timeout = (int)(next_sweep - now);
+                if (a.n_groups_left > 0) {
+                        groups_remove(&a, NULL);
+                        if (a.n_groups_left > 0 && (timeout < 0 || timeout > GROUPS_RETRY_MS))
+                                timeout = GROUPS_RETRY_MS;
+                }
                 int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), timeout);
 
                 if (n < 0 && errno == EINTR)
@@ -649,6 +687,7 @@ static void agent_done(struct agent *a) {
         closep(&a->devnull);
         closep(&a->proc_fd);
         tree_watch_free(a->trees);
+        km_strv_free(a->groups_left);
         seccomp_program_done(&a->seccomp_cached);
         json_decref(a->seccomp_json);
         agent_broker_done(a);
