@@ -411,35 +411,31 @@ check "[flood] rm" km rm flood
 
 # Calls their flags alone refuse (MS_REMOUNT here) are answered in the agent's loop: nothing is
 # read and no worker forked for them, so a flood of them costs the agent a notification each.
-mkdir -p "$VOLS/flags"
+mkdir -p "$VOLS/flags" "$VOLS/kept"
 AGENT=$(vcs_agent_pids | head -n 1)
-strace -f -qq -e trace=clone,clone3,fork,vfork -o "$KM_SCRATCH/agent.clones" -p "$AGENT" 2>/dev/null &
-STRACE=$!
-wait_for 5 test -s "/proc/$STRACE/status"
-sleep 0.3
-run km run --name flags --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/flags" "${KB[@]}" -- \
+# run_counting_forks CMD...: run CMD; FORKS = the process or thread starts of the agent itself meanwhile
+# (strace -f prefixes each line with its pid; the container's shell forks too).
+run_counting_forks() {
+        strace -f -qq -e trace=clone,clone3,fork,vfork -o "$KM_SCRATCH/agent.clones" -p "$AGENT" 2>/dev/null &
+        local st=$!
+        wait_for 5 test -s "/proc/$st/status"
+        sleep 0.3
+        run "$@"
+        kill "$st" 2>/dev/null
+        wait "$st" 2>/dev/null
+        FORKS=$(grep -c "^$AGENT .*\(clone\|fork\)" "$KM_SCRATCH/agent.clones")
+}
+run_counting_forks km run --name flags --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/flags" "${KB[@]}" -- \
         sh -c "i=0; n=0; while [ \$i -lt 100 ]; do mount -o remount,ro '$CVOLS/flags' 2>/dev/null || n=\$((n + 1)); i=\$((i + 1)); done; echo \$n refused"
-kill "$STRACE" 2>/dev/null
-wait "$STRACE" 2>/dev/null
 is "$RC:$OUT" "0:100 refused" "[flags] 100 remounts from a container: each refused"
-# The agent's own starts (strace -f prefixes each line with its pid; the container's shell forks too).
-forks=$(grep -c "^$AGENT .*\(clone\|fork\)" "$KM_SCRATCH/agent.clones")
-check "[flags] ... and the agent forked no worker per call ($forks process or thread starts of its own for the run and its 100 calls)" \
-        test "$forks" -lt 30
+check "[flags] ... and the agent forked no worker per call ($FORKS process or thread starts of its own for the run and its 100 calls)" \
+        test "$FORKS" -lt 30
 
 # Calls it serves go to the container's kept worker, forked once: 30 mounts and umounts, no fork each.
-mkdir -p "$VOLS/kept"
-strace -f -qq -e trace=clone,clone3,fork,vfork -o "$KM_SCRATCH/agent.kept" -p "$AGENT" 2>/dev/null &
-STRACE=$!
-wait_for 5 test -s "/proc/$STRACE/status"
-sleep 0.3
-run km run --name kept --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/kept" "${KB[@]}" -- \
+run_counting_forks km run --name kept --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/kept" "${KB[@]}" -- \
         sh -c "i=0; n=0; while [ \$i -lt 30 ]; do mount -t tmpfs -o size=1m km-kept '$CVOLS/kept' && umount '$CVOLS/kept' && n=\$((n + 1)); i=\$((i + 1)); done; echo \$n served"
-kill "$STRACE" 2>/dev/null
-wait "$STRACE" 2>/dev/null
 is "$RC:$OUT" "0:30 served" "[kept] 30 tmpfs mounts and umounts from a container: each served"
-forks=$(grep -c "^$AGENT .*\(clone\|fork\)" "$KM_SCRATCH/agent.kept")
-check "[kept] ... by its kept worker: the agent forked $forks times for the run and its 60 calls" test "$forks" -lt 20
+check "[kept] ... by its kept worker: the agent forked $FORKS times for the run and its 60 calls" test "$FORKS" -lt 20
 holds "[kept] ... and nothing is left mounted there" test -z "$(mounts_in host "$VOLS/kept")"
 
 # ---- a type the container may not mount ------------------------------------
