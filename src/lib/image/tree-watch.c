@@ -134,8 +134,16 @@ static void visit(void *userdata, int dirfd, const char *name) {
         }
         /* The root is its fd's magic link, followed; an entry is never followed (a symlink's own inode). */
         wd = inotify_add_watch(c->w->fd, path, TREE_EVENTS | (*name ? IN_DONT_FOLLOW : 0));
-        if (wd < 0 ||
-            (t->n_wds == t->cap && !(t->wds = reallocarray(t->wds, t->cap = t->cap ? t->cap * 2 : 256, sizeof(int))))) {
+        if (wd >= 0 && t->n_wds == t->cap) {
+                int *grown = reallocarray(t->wds, t->cap ? t->cap * 2 : 256, sizeof(int));
+                /* Without room its wd stays unlisted (it may be another tree's too): the tree is not kept. */
+                if (grown) {
+                        t->wds = grown;
+                        t->cap = t->cap ? t->cap * 2 : 256;
+                } else
+                        wd = -ENOMEM;
+        }
+        if (wd < 0) {
                 t->incomplete = true;
                 return;
         }
