@@ -283,21 +283,24 @@ static void test_watched_tree(void **state) {
         struct store *s;
 
         assert_int_equal(tree_watch_new(&w), 0);
-        assert_int_equal(tree_watch_check(w, store_dir, D, &err), 0);
+        assert_int_equal(tree_watch_check(w, store_dir, D, NULL, &err), 0);
         assert_non_null(strstr(err.message, "not unpacked"));
+        /* A container to run from another path than the tree's is refused before any check. */
+        assert_int_equal(tree_watch_check(w, store_dir, D, "/elsewhere", &err), -EINVAL);
+        assert_non_null(strstr(err.message, "is not the tree"));
         for (int which = 0; which <= 13; which++) {
                 test_note("change %d", which);
                 link_outside = which == 12;
                 committed_tree();
                 link_outside = false;
-                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 1);
+                assert_int_equal(tree_watch_check(w, store_dir, D, NULL, &err), 1);
                 st = tree_watch_stats(w);
                 assert_int_equal(st.kept, 1);
-                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 1);
+                assert_int_equal(tree_watch_check(w, store_dir, D, NULL, &err), 1);
                 assert_int_equal(tree_watch_stats(w).walks, st.walks); /* the second use: no walk */
                 change(which);
                 assert_int_equal(tree_watch_stats(w).kept, which == 9 || which == 10 ? 1 : 0);
-                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 0);
+                assert_int_equal(tree_watch_check(w, store_dir, D, NULL, &err), 0);
                 test_note("... %s", err.message);
                 assert_int_equal(tree_watch_stats(w).kept, 0);
                 /* Unpacked again: checked in full once more, then kept. */
@@ -305,7 +308,7 @@ static void test_watched_tree(void **state) {
                 if (commit_tree(s, &err) < 0)
                         fail_msg("commit over a changed tree: %s", err.message);
                 store_close(s);
-                assert_int_equal(tree_watch_check(w, store_dir, D, &err), 1);
+                assert_int_equal(tree_watch_check(w, store_dir, D, NULL, &err), 1);
                 assert_int_equal(tree_watch_stats(w).kept, 1);
                 gc(NULL);
                 unlink(P("tool-elsewhere"));

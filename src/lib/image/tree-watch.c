@@ -162,8 +162,10 @@ static bool listed(struct tree_watch *w, const struct tree *t) {
         return false;
 }
 
-int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *manifest_digest, struct km_error *err) {
+int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *manifest_digest, const char *root_path,
+                     struct km_error *err) {
         _cleanup_(store_closep) struct store *st = NULL;
+        _cleanup_free_ char *tree = NULL;
         char sum[DIGEST_STRING_MAX], again[DIGEST_STRING_MAX];
         struct stat root, root_again;
         struct tree *t;
@@ -172,6 +174,14 @@ int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *ma
         r = store_open(store_dir, &st, err);
         if (r < 0)
                 return r;
+        if (!digest_is_valid(manifest_digest))
+                return error_set_plain(err, -EINVAL, "rootfs digest: invalid: '%s'", manifest_digest);
+        tree = store_rootfs_path_unchecked(st, manifest_digest);
+        if (!tree)
+                return error_set(err, -ENOMEM, "rootfs %s", manifest_digest);
+        if (root_path && !streq(root_path, tree))
+                return error_set_plain(err, -EINVAL, "the root filesystem %s is not the tree %s of %s", root_path, tree,
+                                       manifest_digest);
         if (!w)
                 return store_rootfs_check(st, manifest_digest, err);
         drain(w);

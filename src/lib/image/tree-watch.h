@@ -29,9 +29,11 @@ void tree_watch_free(struct tree_watch *w);
  * Whether rootfs/HEX of manifest_digest in the store at store_dir matches its
  * record, as store_rootfs_check: 1 yes; 0 no, err saying why (not unpacked,
  * no record, differs: the caller unpacks it again); -errno.  With w NULL
- * (no inotify), checked in full.
+ * (no inotify), checked in full.  root_path (or NULL): the path a container
+ * is to run from, which must be that tree's (-EINVAL otherwise).
  */
-int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *manifest_digest, struct km_error *err);
+int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *manifest_digest, const char *root_path,
+                     struct km_error *err);
 /* How many trees are kept as checked, and how many full checks were made (tests, the benchmark). */
 struct tree_watch_stats {
         size_t kept, walks;
