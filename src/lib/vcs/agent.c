@@ -73,16 +73,16 @@ static void run_deferred(struct agent *a) {
 /*
  * A container's group, removed; or, while the last of its processes still
  * exit (PID 1's pidfd is readable before its namespace is empty), kept on
- * agent.groups_left and tried again every GROUPS_RETRY_MS (name NULL: only
- * those), until it is gone.
+ * agent.groups_left for groups_retry() every GROUPS_RETRY_MS until it goes.
  */
-static void groups_remove(struct agent *a, const char *name) {
+static void group_remove(struct agent *a, const char *name) {
+        if (cgroup_remove(a->cgroup_root, name) == -EBUSY)
+                (void)strv_append(&a->groups_left, &a->n_groups_left, name);
+}
+
+static void groups_retry(struct agent *a) {
         size_t k = 0;
 
-        if (name && cgroup_remove(a->cgroup_root, name) == -EBUSY)
-                (void)strv_append(&a->groups_left, &a->n_groups_left, name);
-        if (name)
-                return;
         for (size_t i = 0; i < a->n_groups_left; i++)
                 if (cgroup_remove(a->cgroup_root, a->groups_left[i]) == -EBUSY)
                         a->groups_left[k++] = a->groups_left[i];
@@ -119,7 +119,7 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                         (void)runtime_delete(c->runtime, root, c->name, NULL);
         }
         if (c->detached)
-                groups_remove(a, c->cgroup);
+                group_remove(a, c->cgroup);
         char code_s[16];
         const char *pairs[] = { "KUBEMOUNT_CONTAINER",
                                 c->name,
@@ -571,7 +571,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 if (sweep_ms > 0 && serves_mounts(&a) && (timeout < 0 || (uint64_t)timeout > next_sweep - now))
                         timeout = (int)(next_sweep - now);
                 if (a.n_groups_left > 0) {
-                        groups_remove(&a, NULL);
+                        groups_retry(&a);
                         if (a.n_groups_left > 0 && (timeout < 0 || timeout > GROUPS_RETRY_MS))
                                 timeout = GROUPS_RETRY_MS;
                 }
