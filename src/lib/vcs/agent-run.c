@@ -255,6 +255,8 @@ unsigned agent_run_max_starts(void) {
         n = env && *env ? strtol(env, &end, 10) : 0;
         if (end && !*end && n > 0 && n <= 1024)
                 return (unsigned)n;
+        if (env && *env)
+                log_msg(KM_LOG_WARNING, "agent: KUBEMOUNT_MAX_STARTS=%s is not 1..1024: the default is used", env);
         return cpus > 1 ? (unsigned)(2 * cpus) : 2;
 }
 
