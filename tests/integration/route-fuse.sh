@@ -65,6 +65,22 @@ is "$RC" 32 "a second mount of $V: exit 32"
 like "$ERR" "already mounted|serving it already" "... it says why"
 is "$(grep -c " $V " /proc/self/mountinfo)" 1 "... and nothing was stacked"
 
+# 2b. The mount(8) is its container's command, and config.json, state.json and ps show its argv
+# only masked: a source with a URL's password (a directory here) keeps the password out of them.
+SECRET_DIR="$KUBELET_DIR/s3/x:/"
+mkdir -p "$SECRET_DIR/u:Hunter2Secret@h" "$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/w"
+W=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/w
+echo secret-source >"$SECRET_DIR/u:Hunter2Secret@h/data"
+run in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs "$SECRET_DIR/u:Hunter2Secret@h" "$W"
+is "$RC" 0 "a mount whose source holds a URL's password: exit 0"
+[[ $RC == 0 ]] || diag "$OUT" "$ERR"
+is "$(cat "$W/data" 2>&1)" "secret-source" "... it serves"
+W_NAME=$(route_name "$W")
+like "$(ps_field "$W_NAME" command)" "mount.*fuse.bindfs.*<masked>" "ps --json: its command is the mount(8), masked"
+is "$(grep -rl Hunter2Secret "$KUBEMOUNT_STATE_DIR/containers/$W_NAME" 2>&1)" "" \
+        "... and no file of its state dir holds the password"
+check "umount $W" in_k "${KM_K[@]}" umount "$W"
+
 # 3. The kubelet's container dies: the volume keeps serving.
 kill -KILL "${KM_CTR_PID[kubelet]}"
 wait "${KM_CTR_PID[kubelet]}" 2>/dev/null

@@ -105,7 +105,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         int stdio[3] = { p->rq->stdio[0], p->rq->stdio[1], p->rq->stdio[2] };
         _cleanup_close_ int listener = -EBADF;
         char c;
-        pid_t child;
+        pid_t child = -1;
         int r;
 
         sigset_t all;
@@ -160,10 +160,8 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 r = error_set(&err, listener, "seccomp: the mount broker's filter");
         if (r >= 0 && listener >= 0 && dup3(listener, LAUNCH_BROKER_FD, O_CLOEXEC) < 0)
                 r = error_set(&err, -errno, "seccomp: keep the broker's listener");
-        if (r >= 0) {
-                struct command cmd = {
-                        s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio, p->rq->userns_fd
-                };
+        struct command cmd = { s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio, p->rq->userns_fd };
+        if (r >= 0 && !p->rq->hold) {
                 child = fork();
                 if (child == 0)
                         exec_command(&cmd);
@@ -174,15 +172,28 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         (void)fd_send(p->report, &err, sizeof(err), listener);
         if (r < 0)
                 _exit(125);
-        close(p->report);
         closep(&listener);
+        /* Held: the command waits for its go (a caller's check), and its status goes back the same way. */
+        if (p->rq->hold) {
+                if (read(p->report, &c, 1) != 1)
+                        _exit(125);
+                child = fork();
+                if (child == 0)
+                        exec_command(&cmd);
+                if (child < 0) {
+                        int code = 125;
+                        (void)send(p->report, &code, sizeof(code), MSG_NOSIGNAL);
+                        _exit(125);
+                }
+        } else
+                closep(&p->report);
         if (p->rq->userns_fd >= 0)
                 close(p->rq->userns_fd);
         for (int i = 0; i < 3; i++)
                 if (p->rq->stdio[i] > 2)
                         close(p->rq->stdio[i]);
         closep(&log_wr);
-        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd };
+        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd, p->report };
         init_run(&ic);
 }
 
@@ -361,12 +372,17 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
                 log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         /* Told to go even when the write fails: its report then says it died (a reader of the pipe is gone). */
         (void)!write(go_wr, "g", 1);
-        *ret = (struct launch_pending){ .pid = pid, .report_fd = TAKE_FD(report_rd), .broker = rq->broker != NULL };
+        *ret = (struct launch_pending){
+                .pid = pid, .report_fd = TAKE_FD(report_rd), .broker = rq->broker != NULL, .hold = rq->hold
+        };
         return 0;
 }
 
-int launch_container_finish(struct launch_pending *p, int *ret_listener, struct km_error *err) {
+int launch_container_finish(struct launch_pending *p, int *ret_listener, int *ret_command_fd, struct km_error *err) {
         _cleanup_close_ int listener = -EBADF, report = TAKE_FD(p->report_fd);
+
+        if (p->hold != !!ret_command_fd)
+                return error_set_plain(err, -EINVAL, "launch: a held command needs its fd, and only it");
         struct km_error child_err = {};
         int status;
 
@@ -383,6 +399,8 @@ int launch_container_finish(struct launch_pending *p, int *ret_listener, struct 
         }
         if (ret_listener)
                 *ret_listener = TAKE_FD(listener);
+        if (ret_command_fd)
+                *ret_command_fd = TAKE_FD(report);
         return 0;
 }
 
@@ -392,9 +410,11 @@ int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_l
 
         if (!!rq->broker != !!ret_listener)
                 return error_set_plain(err, -EINVAL, "launch: the broker's filter or its listener is missing");
+        if (rq->hold)
+                return error_set_plain(err, -EINVAL, "launch: a held command needs launch_container_start");
         r = launch_container_start(rq, &p, err);
         if (r >= 0)
-                r = launch_container_finish(&p, ret_listener, err);
+                r = launch_container_finish(&p, ret_listener, NULL, err);
         if (r >= 0)
                 *ret_pid = p.pid;
         return r;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -81,8 +82,14 @@ void init_title(const char *title) {
         memcpy(title_start, title, strnlen(title, title_size - 1));
 }
 
+static bool ends_pid1(int sig) {
+        return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
 _Noreturn void init_run(const struct init_config *c) {
         struct log l = { .in = c->log_fd, .dir = c->log_dir_fd, .out = -EBADF };
+        int exit_fd = c->exit_fd, end_signal = 0;
+        bool held = exit_fd >= 0;
         sigset_t all;
         int sfd, status = 0;
         bool child_done = false;
@@ -97,15 +104,16 @@ _Noreturn void init_run(const struct init_config *c) {
                         l.size = st.st_size;
         }
 
-        while (!child_done || l.in >= 0) {
+        while (!child_done || l.in >= 0 || (held && !end_signal)) {
                 struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = l.in, .events = POLLIN } };
                 struct signalfd_siginfo si;
+                bool draining = child_done && (!held || end_signal);
                 pid_t pid;
                 int st;
 
                 /* Once the command is gone, its output is drained without waiting for holders of the pipe. */
-                if (poll(p, l.in >= 0 ? 2 : 1, child_done ? 0 : -1) <= 0) {
-                        if (child_done)
+                if (poll(p, l.in >= 0 ? 2 : 1, draining ? 0 : -1) <= 0) {
+                        if (draining)
                                 break;
                         continue;
                 }
@@ -118,6 +126,9 @@ _Noreturn void init_run(const struct init_config *c) {
                 if (si.ssi_signo != SIGCHLD) {
                         if (!child_done)
                                 (void)kill(c->child, si.ssi_signo);
+                        /* Held: the stop of what the command left (its own ends through the command). */
+                        if (held && ends_pid1(si.ssi_signo))
+                                end_signal = si.ssi_signo;
                         continue;
                 }
                 while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
@@ -125,6 +136,11 @@ _Noreturn void init_run(const struct init_config *c) {
                                 status = st;
                                 child_done = true;
                         }
+                if (child_done && exit_fd >= 0) {
+                        int code = exit_code_from_status(status, NULL);
+                        (void)send(exit_fd, &code, sizeof(code), MSG_NOSIGNAL);
+                        closep(&exit_fd);
+                }
         }
-        _exit(exit_code_from_status(status, NULL));
+        _exit(held && end_signal ? 128 + end_signal : exit_code_from_status(status, NULL));
 }

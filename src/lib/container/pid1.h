@@ -2,7 +2,10 @@
 /*
  * PID 1 of a container: reaps every orphan, forwards signals to the command,
  * copies a detached command's output into a bounded log, and exits with the
- * command's status or 128 + its signal.  The namespace dies with it.
+ * command's status or 128 + its signal.  The namespace dies with it.  A held
+ * command's (exit_fd >= 0) status is sent instead, and PID 1 stays for what
+ * the command left running (a FUSE daemon) until a SIGTERM, SIGINT, SIGHUP
+ * or SIGQUIT, then exits with 128 + that signal.
  */
 #pragma once
 
@@ -14,6 +17,7 @@ struct init_config {
         pid_t child;    /* the command */
         int log_fd;     /* -EBADF, or the read end of the command's stdout/stderr pipe */
         int log_dir_fd; /* where "log" and "log.1" are written */
+        int exit_fd;    /* -EBADF, or held: the command's exit code (an int) is sent there, and PID 1 stays */
 };
 
 /*

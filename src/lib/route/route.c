@@ -319,18 +319,45 @@ static int stdin_of(const char *data) {
         return fds[0];
 }
 
-/* The mapped image's mount(8), in its container: its output ours, its status the mount's. */
+/* Between the container's start and its mount: the name holds the target, and "already mounted" holds until then. */
+struct target_gate {
+        struct km_router *r;
+        struct route_mount *m;
+        const char *name, *digest;
+        bool reached, failed; /* its container started; the check refused the target */
+};
+
+static int target_gate(void *userdata, struct km_error *err) {
+        struct target_gate *g = userdata;
+        const struct vcs_entry *e = g->m->decision.entry;
+        int q = km_host_run(g->r->host, check_target_in_ns, g->m, err);
+
+        g->reached = true;
+        if (q < 0) {
+                g->failed = true;
+                return q;
+        }
+        log_msg(KM_LOG_INFO, "mount: %s: %s in %scontainer %s of %s@%s (%s)", g->m->spec->target, g->m->spec->fstype,
+                e->privileged ? "privileged " : "", g->name, e->image, g->digest, g->m->decision.reason);
+        return 0;
+}
+
+/*
+ * The mapped image's mount(8) as its container's held command: its output
+ * ours, its status the mount's; the container stays for a client that keeps
+ * running (a FUSE daemon).  config.json and ps show the argv masked.
+ */
 static int mount_in_container(struct km_router *r, struct route_mount *m, int *excode, struct km_error *err) {
         const struct km_mount_spec *s = m->spec;
         const struct vcs_entry *e = m->decision.entry;
-        char *idle[] = { (char *)"sleep", (char *)"infinity", NULL };
         _cleanup_(km_vcs_freep) struct km_vcs *v = km_vcs_new();
         _cleanup_(km_agent_freep) struct km_agent *a = NULL;
         _cleanup_close_ int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         char name[ROUTE_NAME_MAX];
-        char **argv = NULL, **env = NULL;
+        char **argv = NULL, **env = NULL, **shown = NULL;
         _cleanup_free_ char *password = NULL;
         _cleanup_close_ int in = -EBADF;
+        struct target_gate gate = { r, m, name, NULL, false, false };
         int status = -1, q;
 
         *excode = MNT_EX_FAIL;
@@ -345,55 +372,49 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         q = vcs_set_image_stored(r->host, v, e->image, r->image_options, err);
         if (q < 0)
                 return error_wrap(err, q, "mount: %s: %s (image of %s, %s)", s->target, e->image, e->type, e->source);
-        if (km_vcs_set_name(v, name) < 0 || km_vcs_set_kubelet_dir(v, r->kubelet_dir) < 0 ||
-            km_vcs_add_mount(v, r->kubelet_dir, r->kubelet_dir, KM_MAKE_SHARED, false) < 0 ||
-            km_vcs_set_command(v, idle) < 0 || vcs_set_serves(v, s->target, s->fstype) < 0 ||
-            km_agent_new(r->host, r->state_dir, &a) < 0)
-                return error_set(err, -ENOMEM, "mount: %s", s->target);
-        q = allow_mounts(v, e);
-        if (q < 0)
-                return error_set(err, q, "mount: %s: the types its container may mount", s->target);
-        /* Before mount.nfs, which refuses v3 locks that no statd answers for. */
-        if (statd_wanted(s->fstype, s->options) && (q = statd_up(r, a, e, err)) < 0)
-                return error_wrap(err, q, "mount: %s: NFS v3 locks need rpc.statd", s->target);
-        q = km_vcs_start(a, v, NULL, err);
-        if (q == -EEXIST)
-                return error_set_plain(err, -EBUSY, "mount: %s: container %s is mounting or serving it already",
-                                       s->target, name);
-        if (q < 0)
-                return error_wrap(err, q, "mount: %s: container %s", s->target, name);
-        /*
-         * The container's name is the target's lock: checked while we hold it,
-         * "already mounted" holds until our mount is made (or not).
-         */
-        q = km_host_run(r->host, check_target_in_ns, m, err);
-        if (q < 0) {
-                struct km_error rerr = {};
-                *excode = m->usage ? MNT_EX_USAGE : MNT_EX_FAIL;
-                (void)km_vcs_remove(a, name, true, &rerr);
-                return q;
-        }
-        log_msg(KM_LOG_INFO, "mount: %s: %s in %scontainer %s of %s@%s (%s)", s->target, s->fstype,
-                e->privileged ? "privileged " : "", name, e->image, vcs_image_digest(v), m->decision.reason);
+        gate.digest = vcs_image_digest(v);
         argv = mount_spec_argv(s, e->options);
         q = argv ? cifs_password_out(s->fstype, argv, &password) : -ENOMEM;
         if (q >= 0 && password && ((in = stdin_of(password)) < 0 || !(env = vcs_exec_env(v, "PASSWD_FD=0"))))
                 q = in < 0 ? in : -ENOMEM;
-        q = q >= 0 ? km_vcs_exec_fds(a, name, argv, env, NULL, false,
-                                     (int[3]){ in >= 0 ? in : null, STDOUT_FILENO, STDERR_FILENO }, &status, err)
-                   : error_set(err, q, "mount: %s", s->target);
-        secret_scrub_argv(argv);
-        if (password)
-                explicit_bzero(password, strlen(password));
-        km_strv_free(argv);
-        km_strv_free(env);
-        if (q >= 0 && status != 0) {
+        if (q >= 0 && !(shown = secret_mask_argv(argv)))
+                q = -ENOMEM;
+        if (q >= 0 && (km_vcs_set_name(v, name) < 0 || km_vcs_set_kubelet_dir(v, r->kubelet_dir) < 0 ||
+                       km_vcs_add_mount(v, r->kubelet_dir, r->kubelet_dir, KM_MAKE_SHARED, false) < 0 ||
+                       km_vcs_set_command(v, shown) < 0 || vcs_set_serves(v, s->target, s->fstype) < 0 ||
+                       km_agent_new(r->host, r->state_dir, &a) < 0))
+                q = -ENOMEM;
+        km_strv_free(shown);
+        if (q < 0) {
+                q = error_set(err, q, "mount: %s", s->target);
+                goto out;
+        }
+        q = allow_mounts(v, e);
+        if (q < 0) {
+                q = error_set(err, q, "mount: %s: the types its container may mount", s->target);
+                goto out;
+        }
+        /* Before mount.nfs, which refuses v3 locks that no statd answers for. */
+        if (statd_wanted(s->fstype, s->options) && (q = statd_up(r, a, e, err)) < 0) {
+                q = error_wrap(err, q, "mount: %s: NFS v3 locks need rpc.statd", s->target);
+                goto out;
+        }
+        q = vcs_run_held(a, v, &(struct vcs_held){ argv, env, target_gate, &gate },
+                         (int[3]){ in >= 0 ? in : null, STDOUT_FILENO, STDERR_FILENO }, &status, err);
+        if (q == -EEXIST)
+                q = error_set_plain(err, -EBUSY, "mount: %s: container %s is mounting or serving it already", s->target,
+                                    name);
+        else if (q < 0 && gate.failed)
+                *excode = m->usage ? MNT_EX_USAGE : MNT_EX_FAIL;
+        else if (q < 0)
+                q = error_wrap(err, q, "mount: %s: container %s", s->target, name);
+        else if (status != 0) {
                 *excode = status > 0 && status < 126 ? status : MNT_EX_FAIL;
                 q = error_set_plain(err, -EIO, "mount: %s: the mount of image %s exited with status %d", s->target,
                                     e->image, status);
         }
         /* A client that keeps running stays with its container; any other has done its work. */
-        if (q < 0 || !e->daemon) {
+        if (gate.reached && (q < 0 || !e->daemon)) {
                 struct km_error rerr = {};
                 if (q >= 0)
                         log_msg(KM_LOG_INFO,
@@ -406,9 +427,15 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         if (q >= 0) {
                 (void)mount_spec_event(s, 0, NULL,
                                        &(struct mount_by){
-                                               .container = name, .image = e->image, .digest = vcs_image_digest(v) });
+                                               .container = name, .image = e->image, .digest = gate.digest });
                 *excode = MNT_EX_SUCCESS;
         }
+out:
+        secret_scrub_argv(argv);
+        if (password)
+                explicit_bzero(password, strlen(password));
+        km_strv_free(argv);
+        km_strv_free(env);
         return q;
 }
 

@@ -68,6 +68,7 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         if (c->start.report_fd >= 0)
                 a->starting--; /* (the agent ends) */
         agent_unwatch_close(a, &c->start.report_fd);
+        agent_unwatch_close(a, &c->command_fd);
         agent_unwatch_close(a, &c->pidfd);
         agent_unwatch_close(a, &c->timer);
         closep(&c->dir_fd);
@@ -170,6 +171,8 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         c->server_w.kind = WATCH_BROKER_SERVER;
         c->server_timer_w.kind = WATCH_BROKER_SERVER_TIMER;
         c->start_w.kind = WATCH_START;
+        c->command_w.kind = WATCH_COMMAND;
+        c->command_fd = c->hold_conn = -EBADF;
         c->start = (struct launch_pending){ .pid = -1, .report_fd = -EBADF };
         c->start_conn = -EBADF;
         c->pidfd = c->timer = c->server_pidfd = c->server_sock = c->server_timer = -EBADF;

@@ -32,6 +32,7 @@ enum watch_kind {
         WATCH_BROKER_SERVER,
         WATCH_BROKER_SERVER_TIMER,
         WATCH_START,
+        WATCH_COMMAND,
         WATCH_SIGNAL
 };
 struct watch {
@@ -85,6 +86,14 @@ struct ctr {
         struct launch_pending start; /* start.report_fd >= 0: starting */
         int start_conn;
         int start_timeout_ms; /* the run's --timeout, armed once it runs */
+        /*
+         * A held run (agent-run.h): its command waits for its client's go,
+         * and its exit code comes back on command_fd while the container stays.
+         */
+        struct watch command_w;
+        int command_fd; /* -EBADF: none, or its command has ended */
+        int hold_conn;  /* the client that may say go, until answered; -EBADF: none */
+        bool held_go;
         /* Its kept broker worker (agent-broker.c): one call at a time, no fork for each. */
         struct watch server_w, server_timer_w;
         int server_pidfd, server_sock, server_timer;

@@ -108,7 +108,7 @@ void agent_release_orphans(struct agent *a, json_t *actions) {
                 const char *target = json_string_value(json_object_get(json_object_get(c->state, "mount"), "target"));
 
                 next = c->next;
-                if (!target || c->stopping || c->execs > 0 || c->start.report_fd >= 0 ||
+                if (!target || c->stopping || c->execs > 0 || c->start.report_fd >= 0 || c->command_fd >= 0 ||
                     (c->pidfd >= 0 && c->mount_pending && now - c->started_ms < ROUTE_START_GRACE_MS))
                         continue;
                 /* Read once, and only when a routed container is there (mountinfo never blocks on FUSE). */

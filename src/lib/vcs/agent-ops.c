@@ -311,6 +311,8 @@ int agent_dispatch(struct agent *a, int conn, json_t *req, const int *fds, size_
                 r = op_ps(a, conn, req, &err);
         else if (streq(op, "stop"))
                 r = op_stop(a, conn, req, &err);
+        else if (streq(op, "go"))
+                r = agent_op_go(a, conn, req, &err);
         else if (streq(op, "rm"))
                 r = op_rm(a, conn, req, &err);
         else if (streq(op, "logs"))

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -234,6 +235,13 @@ static int run_started(struct agent *a, struct ctr *c, int conn, pid_t pid, int 
         else
                 json_decref(warnings);
         agent_broker_server_start(a, c); /* after the answer: its fork is not the client's wait */
+        if (c->command_fd >= 0) {
+                /* Held: its client says go (agent_op_go) on this connection, or hangs up and it ends. */
+                if (conn < 0)
+                        agent_ctr_kill(a, c);
+                c->hold_conn = conn;
+                return conn >= 0 ? 1 : 0;
+        }
         if (c->detached || conn < 0)
                 return 0;
         c->remove_on_exit = true;
@@ -316,8 +324,12 @@ void agent_run_conn_gone(struct agent *a, int conn) {
                 if (c->start_conn == conn) {
                         c->start_conn = -EBADF;
                         /* Its run's client is gone: a run that is not detached ends with it, as once running. */
-                        if (!c->detached)
+                        if (!c->detached || c->start.hold)
                                 agent_ctr_kill(a, c);
+                } else if (c->hold_conn == conn) {
+                        /* Before its go, or while its held command runs: it ends, as an exec's command does. */
+                        c->hold_conn = -EBADF;
+                        agent_ctr_kill(a, c);
                 }
 }
 
@@ -328,7 +340,8 @@ int agent_run_start_done(struct agent *a, struct ctr *c, int *ret_conn) {
         *ret_conn = TAKE_FD(c->start_conn);
         agent_unwatch(a, c->start.report_fd);
         a->starting--;
-        r = launch_container_finish(&c->start, c->spec->broker ? &listener : NULL, &err);
+        r = launch_container_finish(&c->start, c->spec->broker ? &listener : NULL,
+                                    c->start.hold ? &c->command_fd : NULL, &err);
         if (r >= 0)
                 r = run_started(a, c, *ret_conn, c->start.pid, listener, &err);
         if (r < 0) {
@@ -340,8 +353,64 @@ int agent_run_start_done(struct agent *a, struct ctr *c, int *ret_conn) {
         return r;
 }
 
+/*
+ * The spec of config, or of a held run: config with the held command's args
+ * (and env, if given) in its process, checked as the config's own are.
+ */
+static int held_spec(json_t *config, json_t *hold, struct container_spec **ret, struct km_error *err) {
+        _cleanup_json_ json_t *c = NULL, *p = NULL;
+        json_t *env = json_object_get(hold, "env");
+
+        if (!hold)
+                return spec_from_json(config, ret, err);
+        if (!json_is_object(hold) || !json_is_array(json_object_get(hold, "args")))
+                return error_set_plain(err, -EINVAL, "run: a held command needs its args");
+        c = json_copy(config);
+        p = json_copy(json_object_get(config, "process"));
+        if (!c || !p || json_object_set_new(p, "args", json_incref(json_object_get(hold, "args"))) < 0 ||
+            (env && json_object_set_new(p, "env", json_incref(env)) < 0) ||
+            json_object_set_new(c, "process", json_incref(p)) < 0)
+                return error_set(err, -ENOMEM, "run");
+        return spec_from_json(c, ret, err);
+}
+
+int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        const char *name = proto_string(req, "name");
+        struct ctr *c = name ? agent_find(a, name) : NULL;
+
+        if (!c || c->command_fd < 0 || c->held_go || c->hold_conn != conn)
+                return error_set_plain(err, -EINVAL, "go: container %s holds no command for this client",
+                                       name ?: "(no name)");
+        if (send(c->command_fd, "g", 1, MSG_NOSIGNAL) != 1)
+                return error_set(err, -errno, "go: container %s: its PID 1", c->name);
+        if (agent_watch(a, c->command_fd, &c->command_w) < 0 || agent_add_waiter(c, conn) < 0) {
+                agent_ctr_kill(a, c);
+                return error_set(err, -ENOMEM, "go: container %s", c->name);
+        }
+        c->held_go = true;
+        c->mount_pending = false;
+        return 1;
+}
+
+int agent_run_command_done(struct agent *a, struct ctr *c) {
+        int code = -1, conn = c->hold_conn;
+        ssize_t n = recv(c->command_fd, &code, sizeof(code), MSG_DONTWAIT);
+
+        agent_unwatch_close(a, &c->command_fd);
+        c->hold_conn = -EBADF;
+        /* No code: PID 1 died, and its exit answers the client (a waiter). */
+        if (conn < 0 || n != sizeof(code))
+                return -EBADF;
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
+                if (c->waiters[i] == conn)
+                        c->waiters[i] = -EBADF;
+        (void)proto_reply(conn, json_pack("{s:i, s:b}", "exit", code, "timed_out", false));
+        return conn;
+}
+
 int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
+        json_t *hold = json_object_get(req, "hold");
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
         const char *name = proto_string(req, "name"), *runtime = proto_string(req, "runtime");
         _cleanup_(spec_freep) struct container_spec *spec = NULL;
@@ -368,14 +437,16 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                 (void)state_container_remove(a->state_fd, name, NULL);
                 agent_ctr_forget(a, c);
         }
-        if (!detach && n_fds != 3)
+        if (hold && !detach)
+                return error_set_plain(err, -EINVAL, "run: a held command's container is detached");
+        if ((!detach || hold) && n_fds != 3)
                 return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
-        if (!detach && (r = proto_refuse_terminals("run", fds, n_fds, err)) < 0)
+        if ((!detach || hold) && (r = proto_refuse_terminals("run", fds, n_fds, err)) < 0)
                 return r;
         if ((r = check_mount_targets(a, req, err)) < 0 || (r = check_rootfs(a, req, err)) < 0 ||
             (r = agent_idmap_assign(a, json_object_get(req, "config"), err)) < 0)
                 return r;
-        r = spec_from_json(json_object_get(req, "config"), &spec, err);
+        r = held_spec(json_object_get(req, "config"), hold, &spec, err);
         if (r < 0)
                 return r;
         dir = state_container_dir(a->state_fd, name, true, err);
@@ -430,14 +501,19 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                 /* A short run lives in the agent's cgroup (not its caller's); a daemon gets its own. */
                 .cgroup_root_fd = a->cgroup_root,
                 .cgroup_name = detach ? c->cgroup : NULL,
-                .log_dir_fd = detach ? c->dir_fd : -EBADF,
+                /* A held command's output is its client's; what it leaves running writes there too, or nowhere. */
+                .log_dir_fd = detach && !hold ? c->dir_fd : -EBADF,
                 .state_dir_fd = c->dir_fd,
                 .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
+                .hold = hold != NULL,
         };
-        memcpy(rq.stdio, detach ? devnull3 : fds, sizeof(rq.stdio));
+        memcpy(rq.stdio, detach && !hold ? devnull3 : fds, sizeof(rq.stdio));
         r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
         rq.userns_fd = userns;
         rq.broker = broker;
+        if (r >= 0 && c->runtime && hold)
+                r = error_set_plain(err, -EOPNOTSUPP, "container %s: a held command needs kubemount's own launcher",
+                                    name);
         if (r >= 0 && c->runtime) {
                 /* crun or runc: it returns once the container runs. */
                 r = run_with_runtime(a, c, &rq, &pid, err);

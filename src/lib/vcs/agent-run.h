@@ -14,6 +14,21 @@
 int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err);
 
 /*
+ * A held run ("hold": {"args": [...], "env": [...]} with "detach": true and
+ * three fds): answered {"started"} once its PID 1 is set up, with its
+ * command waiting; the same client then sends {"op": "go", "name": N}
+ * (after checks of its own, while the name holds the container's targets),
+ * and is answered {"exit": N} when the command ends, while the container
+ * stays for what the command left running (a FUSE daemon).  The command's
+ * stdio are the client's; config.json has the args the client shows (its
+ * "config"), never the held ones.  A client that hangs up before the
+ * answer ends the container.
+ */
+int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err);
+/* Its command's exit code is there (or PID 1 died): the client answered; its connection (to close), or -EBADF. */
+int agent_run_command_done(struct agent *a, struct ctr *c);
+
+/*
  * Runs start concurrently: a request returns once PID 1 is cloned, and the
  * client is answered when PID 1 reports it is set up (its report fd is in
  * the loop: agent_run_start_done).  At most agent.max_starts at once

@@ -105,6 +105,9 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                 code = exit_code_from_siginfo(&si);
         agent_broker_log_flush(c);
         agent_ctr_server_end(a, c);
+        /* A held command's client is a waiter: answered below with PID 1's status. */
+        agent_unwatch_close(a, &c->command_fd);
+        c->hold_conn = -EBADF;
         if (c->timed_out)
                 code = 124;
         agent_unwatch(a, c->pidfd);
@@ -627,6 +630,13 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                                 struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, start_w));
                                 if (!c->forgotten && c->start.report_fd >= 0)
                                         ctr_start_done(&a, c);
+                                break;
+                        }
+                        case WATCH_COMMAND: {
+                                struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, command_w));
+                                int conn = !c->forgotten && c->command_fd >= 0 ? agent_run_command_done(&a, c) : -EBADF;
+                                if (conn >= 0)
+                                        conn_close(&a, conn);
                                 break;
                         }
                         case WATCH_BROKER_SERVER:

@@ -29,3 +29,18 @@ int vcs_agent_alive(struct km_agent *a);
  * agent and no JSON: 1 yes, 0 no, or -errno.
  */
 int vcs_container_exists(const char *state_dir, const char *name, struct km_error *err);
+/*
+ * A detached container of v whose command is held->argv (env: held->env,
+ * NULL for v's), started only once held->gate passed, after its PID 1 is
+ * set up, while its name holds its targets (agent-run.h); its stdio fds.
+ * Returns when the command ends (*exit_status), the container staying for
+ * what it left running; v's own command is what config.json and ps show.
+ * A failed gate's error is returned, and its container ends (remove it).
+ */
+struct vcs_held {
+        char *const *argv, *const *env;
+        int (*gate)(void *userdata, struct km_error *err);
+        void *userdata;
+};
+int vcs_run_held(struct km_agent *a, const struct km_vcs *v, const struct vcs_held *held, const int fds[3],
+                 int *exit_status, struct km_error *err);

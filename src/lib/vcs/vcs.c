@@ -487,8 +487,30 @@ static int rebuild_tree(struct km_agent *a, const struct km_vcs *v, struct km_er
         return image_resolve_for_vcs(a->host, o, v->image_ref, false, true, &rec, err);
 }
 
-static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, const int fds[3], int *exit_status,
-                       char **ret_name, struct km_error *err) {
+/* A held run's go, once its gate passed: answered with the command's exit (*m, replacing the start's). */
+static int held_go(int sock, const struct vcs_held *held, json_t **m, struct km_error *err) {
+        _cleanup_json_ json_t *go = NULL;
+        int r = held->gate(held->userdata, err);
+
+        if (r < 0)
+                return r; /* our hang-up ends the container; the caller removes it */
+        go = json_pack("{s:s, s:s?}", "op", "go", "name", json_string_value(json_object_get(*m, "name")));
+        if (!go)
+                return -ENOMEM;
+        json_decref(TAKE_PTR(*m));
+        return agent_call(sock, go, NULL, 0, "exit", m, NULL, NULL, err);
+}
+
+static json_t *held_json(const struct vcs_held *held) {
+        json_t *j = json_pack("{s:o}", "args", json_from_strv(held->argv));
+
+        if (j && held->env && json_object_set_new(j, "env", json_from_strv(held->env)) < 0)
+                return json_decref(j), NULL;
+        return j;
+}
+
+static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, const struct vcs_held *held,
+                       const int fds[3], int *exit_status, char **ret_name, struct km_error *err) {
         _cleanup_json_ json_t *config = vcs_config(v, err), *req = NULL, *m = NULL;
         int r;
 
@@ -512,12 +534,19 @@ static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, 
             json_object_set_new(req, "mount",
                                 json_pack("{s:s, s:s?}", "target", v->serves_target, "type", v->serves_type)))
                 return -ENOMEM;
+        if (held && json_object_set_new(req, "hold", held_json(held)) < 0)
+                return -ENOMEM;
         for (int round = 0;; round++) {
                 _cleanup_close_ int sock = agent_connect(a, err);
 
                 if (sock < 0)
                         return sock;
-                r = agent_call(sock, req, fds, detach ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL, err);
+                r = agent_call(sock, req, fds, detach && !held ? 0 : 3, detach ? "started" : "exit", &m, NULL, NULL,
+                               err);
+                if (r >= 0 && held) {
+                        r = held_go(sock, held, &m, err);
+                        break;
+                }
                 /* The agent runs an image's tree only as it was checked (tree-watch.h): once more, rebuilt. */
                 if (r != -ESTALE || !v->image_store || round > 0)
                         break;
@@ -541,11 +570,21 @@ KM_EXPORT int km_vcs_run_fds(struct km_agent *a, const struct km_vcs *v, const i
 
         if (r < 0)
                 return error_set(err, r, "run: a pipe for the terminal");
-        return run_request(a, v, false, relay.fds, exit_status, NULL, err);
+        return run_request(a, v, false, NULL, relay.fds, exit_status, NULL, err);
 }
 
 KM_EXPORT int km_vcs_start(struct km_agent *a, const struct km_vcs *v, char **ret_name, struct km_error *err) {
-        return run_request(a, v, true, NULL, NULL, ret_name, err);
+        return run_request(a, v, true, NULL, NULL, NULL, ret_name, err);
+}
+
+int vcs_run_held(struct km_agent *a, const struct km_vcs *v, const struct vcs_held *held, const int fds[3],
+                 int *exit_status, struct km_error *err) {
+        _cleanup_(stdio_relay_stop) struct stdio_relay relay = STDIO_RELAY_INIT;
+        int r = stdio_relay_start(&relay, fds); /* as an exec's: a terminal goes through a pipe */
+
+        if (r < 0)
+                return error_set(err, r, "run: a pipe for the terminal");
+        return run_request(a, v, true, held, relay.fds, exit_status, NULL, err);
 }
 
 /* Runs fn with a pipe as stdout and stderr (stdin /dev/null), collecting what comes out. */
