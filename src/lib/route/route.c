@@ -521,10 +521,8 @@ KM_EXPORT int km_route_umount(struct km_router *r, const char *target, unsigned 
                 return q;
         /* Its client is done (or never unmounted itself): the container goes too. */
         e = km_agent_new(r->host, r->state_dir, &a);
-        if (e >= 0) {
-                (void)km_vcs_stop(a, u.name, ROUTE_STOP_TIMEOUT_MS, NULL, &rerr);
-                e = km_vcs_remove(a, u.name, true, &rerr);
-        }
+        if (e >= 0 && (e = vcs_stop_and_remove(a, u.name, ROUTE_STOP_TIMEOUT_MS, &rerr)) < 0 && e != -ENOENT)
+                e = km_vcs_remove(a, u.name, true, &rerr); /* it did not stop in time */
         if (e < 0)
                 log_msg(KM_LOG_WARNING, "umount: %s: container %s: %s; kubemount gc removes it", u.target, u.name,
                         e == -ENOMEM || !rerr.message[0] ? strerror(-e) : rerr.message);

@@ -232,12 +232,21 @@ static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
 static int op_stop(struct agent *a, int conn, json_t *req, struct km_error *err) {
         struct ctr *c = find_or_fail(a, conn, proto_string(req, "name"), err);
         json_t *t = json_object_get(req, "timeout_ms");
+        int r;
+
+        bool remove = json_is_true(json_object_get(req, "remove"));
 
         if (!c)
                 return err->code;
-        if (c->pidfd < 0)
-                return proto_reply(conn,
-                                   json_pack("{s:O}", "exit", json_object_get(c->state, "exit_code") ?: json_null()));
+        if (c->pidfd < 0) {
+                r = proto_reply(conn,
+                                json_pack("{s:O}", "exit", json_object_get(c->state, "exit_code") ?: json_null()));
+                if (remove && state_container_remove(a->state_fd, c->name, NULL) >= 0)
+                        agent_ctr_forget(a, c);
+                return r;
+        }
+        /* With remove: gone once it exits, before its stopper is answered (one call for a routed umount). */
+        c->remove_on_exit |= remove;
         c->stopping = true;
         agent_ctr_signal(c, SIGTERM);
         (void)agent_ctr_timer(a, c, t ? (int)json_integer_value(t) : STOP_TIMEOUT_MS);

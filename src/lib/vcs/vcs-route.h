@@ -44,3 +44,5 @@ struct vcs_held {
 };
 int vcs_run_held(struct km_agent *a, const struct km_vcs *v, const struct vcs_held *held, const int fds[3],
                  int *exit_status, struct km_error *err);
+/* km_vcs_stop(), and the container removed once it has exited: one call. */
+int vcs_stop_and_remove(struct km_agent *a, const char *name, int timeout_ms, struct km_error *err);

@@ -745,16 +745,27 @@ static int simple_call(struct km_agent *a, json_t *req, const char *key, char **
         return r;
 }
 
-KM_EXPORT int km_vcs_stop(struct km_agent *a, const char *name, int timeout_ms, int *exit_status,
-                          struct km_error *err) {
+static int stop_request(struct km_agent *a, const char *name, int timeout_ms, bool remove, int *exit_status,
+                        struct km_error *err) {
         _cleanup_free_ char *text = NULL;
-        int r = simple_call(a, json_pack("{s:s, s:s, s:i}", "op", "stop", "name", name, "timeout_ms", timeout_ms),
+        int r = simple_call(a,
+                            json_pack("{s:s, s:s, s:i, s:b}", "op", "stop", "name", name, "timeout_ms", timeout_ms,
+                                      "remove", remove),
                             "exit", &text, NULL, NULL, (timeout_ms > 0 ? timeout_ms : 10000) + AGENT_ANSWER_MS, err);
         _cleanup_json_ json_t *m = r >= 0 ? json_loads(text, 0, NULL) : NULL;
 
         if (r >= 0 && exit_status)
                 *exit_status = exit_status_of(m);
         return r;
+}
+
+KM_EXPORT int km_vcs_stop(struct km_agent *a, const char *name, int timeout_ms, int *exit_status,
+                          struct km_error *err) {
+        return stop_request(a, name, timeout_ms, false, exit_status, err);
+}
+
+int vcs_stop_and_remove(struct km_agent *a, const char *name, int timeout_ms, struct km_error *err) {
+        return stop_request(a, name, timeout_ms, true, NULL, err);
 }
 
 KM_EXPORT int km_vcs_remove(struct km_agent *a, const char *name, bool force, struct km_error *err) {
