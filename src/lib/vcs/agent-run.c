@@ -327,9 +327,10 @@ void agent_run_conn_gone(struct agent *a, int conn) {
                         if (!c->detached || c->start.hold)
                                 agent_ctr_kill(a, c);
                 } else if (c->hold_conn == conn) {
-                        /* Before its go, or while its held command runs: it ends, as an exec's command does. */
+                        /* Before its go nobody will say it: it ends.  After, its command runs on, and it stays. */
                         c->hold_conn = -EBADF;
-                        agent_ctr_kill(a, c);
+                        if (!c->held_go)
+                                agent_ctr_kill(a, c);
                 }
 }
 

@@ -21,8 +21,9 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
  * and is answered {"exit": N} when the command ends, while the container
  * stays for what the command left running (a FUSE daemon).  The command's
  * stdio are the client's; config.json has the args the client shows (its
- * "config"), never the held ones.  A client that hangs up before the
- * answer ends the container.
+ * "config"), never the held ones.  A client that hangs up before its go
+ * ends the container; after it, the command runs on and the container stays
+ * (kubemount gc releases it once what it served is gone).
  */
 int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err);
 /* Its command's exit code is there (or PID 1 died): the client answered; its connection (to close), or -EBADF. */

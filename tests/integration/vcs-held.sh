@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Issue 23: a held run, the agent's protocol for a routed mount (agent-run.h),
+# spoken by a client of the test's own.  The command waits for its client's
+# go after PID 1 is set up; only that client may say it; the command's stdio
+# are the client's and its status the answer, while the container stays
+# running for what the command left; config.json shows the shown args, never
+# the held ones; a client that hangs up before its go ends the container, one
+# that hangs up after it leaves the command running.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+node_sandbox "$@"
+
+node_up --no-kubelet
+vcs_setup
+vcs_agent_start
+CONFIG=$KM_SCRATCH/config.json
+vcs_run --print-spec -- sleep 1 >"$CONFIG" || bail_out "run --print-spec failed"
+
+# held NAME STEPS SCRIPT: a held run of `sh -c SCRIPT` named NAME, its stdout and stderr
+# $KM_SCRATCH/NAME.out; STEPS (comma list) after the start: go, go-other (a go from another
+# connection), hangup (close now), wait (for the exit); prints each answer's JSON on a line.
+held() {
+        python3 - "$KUBEMOUNT_STATE_DIR/agent.sock" "$CONFIG" "$1" "$2" "$3" "$KM_SCRATCH/$1.out" <<'EOF'
+import array, json, os, socket, sys
+sock_path, config, name, steps, script, out = sys.argv[1:]
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(20)
+    s.connect(sock_path)
+    return s
+def ask(s, msg, fds=()):
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    s.sendmsg([json.dumps(msg).encode()], anc)
+def answer(s):
+    m = json.loads(s.recv(262145))
+    print(json.dumps(m, sort_keys=True), flush=True)
+    return m
+fd_in = os.open("/dev/null", os.O_RDONLY)
+fd_out = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+s = conn()
+ask(s, {"op": "run", "config": json.load(open(config)), "detach": True, "name": name,
+        "hold": {"args": ["sh", "-c", script]}}, [fd_in, fd_out, fd_out])
+answer(s)
+for step in steps.split(","):
+    if step == "go":
+        ask(s, {"op": "go", "name": name})
+    elif step == "go-other":
+        o = conn()
+        ask(o, {"op": "go", "name": name})
+        answer(o)
+        o.close()
+    elif step == "wait":
+        answer(s)
+    elif step == "hangup":
+        s.close()
+        break
+EOF
+}
+status() { km ps -a --json | python3 -c 'import json, sys
+print(next((c["status"] for c in json.load(sys.stdin) if c["name"] == sys.argv[1]), "none"))' "$1"; }
+
+# 1. Started, held, then go: the command's output is the client's, its status the answer; the container stays.
+run held h1 go-other,go,wait 'echo held-out; echo held-err >&2; sleep 1 & exit 7'
+like "$OUT" '"started": true' "a held run is answered started"
+like "$OUT" "holds no command for this client" "a go from another connection is refused"
+like "$OUT" '"exit": 7' "the held command's status is the answer"
+like "$(cat "$KM_SCRATCH/h1.out")" "held-out.*held-err" "its stdout and stderr are the client's"
+is "$(status h1)" running "the container stays running after its command"
+like "$(sed -n '/"args"/,/]/p' "$KUBEMOUNT_STATE_DIR/containers/h1/config.json")" '"sleep"' \
+        "config.json has the shown args"
+is "$(grep -rl held-out "$KUBEMOUNT_STATE_DIR/containers/h1")" "" "... and never the held ones"
+run km stop h1
+is "$(status h1)" exited "stop ends it"
+
+# 2. The client hangs up before its go: the container ends, and its command never ran.
+run held h2 hangup 'echo ran'
+if wait_for 10 sh -c "[ \"\$($KUBEMOUNT ps -a --json | grep -c '\"h2\"')\" = 1 ] && ! $KUBEMOUNT ps --json | grep -q '\"h2\"'"; then
+        ok "a client gone before its go: the container ends"
+else
+        not_ok "a client gone before its go: the container ends"
+        diag "$(km ps -a 2>&1)"
+fi
+is "$(cat "$KM_SCRATCH/h2.out")" "" "... and its command never ran"
+
+# 3. The client hangs up right after its go: the command runs on, and the container stays.
+run held h3 go,hangup 'sleep 0.5; echo done-anyway'
+check "... its command ran on" wait_for 10 grep -q done-anyway "$KM_SCRATCH/h3.out"
+is "$(status h3)" running "a client gone after its go: the container stays"
+for n in h1 h2 h3; do check "rm -f $n" km rm -f "$n"; done
+done_testing
