@@ -11,6 +11,7 @@
  *   bench_umount_r.c  P4 (umount -R), also with an umount helper installed
  *   bench_shim.c      P5 (nsenter-compat's findmnt --target probe)
  *   bench_vcs.c       P2, P2b (kubemount run vs crun/runc run), P6 (memory per container)
+ *   bench_crowd.c     P2c (kubemount run with 200 containers running vs none)
  *   bench_cgroups.c   the sweep of the cgroups a run left (named after our pid)
  *   bench_peers.c     P2's peers: changes that make crun or runc accept kubemount's config
  *   bench_pull.c      P7 (kubemount pull vs skopeo copy + umoci unpack, local registry)
@@ -137,6 +138,7 @@ bool vcs_setup(void);                                              /* in the san
 void vcs_teardown(void);                                           /* containers, the agent, cgroups */
 void bench_p2(const char *label, long n, bool large);
 void bench_p6(int n);
+void bench_p2c(long n, int size); /* bench_crowd.c; after vcs_setup() */
 struct json_t;
 /* bench_peers.c: applies to config the next change a peer's error calls for (not in *applied); false: none. */
 bool peer_config_fix(struct json_t *config, const char *error, unsigned *applied, char *desc, size_t size);

@@ -28,7 +28,8 @@ struct bench_options opt = {
         .scale = 1.0,
 };
 
-/* Whether benchmark name (startup, p1, p1b, p2, p2b, p3, p4, p5, p6, p7, p8, p5c, p12, audit, helper) is selected. */
+/* Whether benchmark name (startup, p1, p1b, p2, p2b, p2c, p3, p4, p5, p6, p7, p8, p5c, p12, audit, helper) is selected.
+ */
 static bool want(const char *name) {
         size_t n = strlen(name);
         for (const char *p = opt.only; p && *p;) {
@@ -61,10 +62,13 @@ static int run_benchmarks(void) {
                         bench_p1(label, iters(100));
                 if (want("p1b"))
                         bench_p1b(label, iters(2000));
-                if (!errors && (want("p2") || want("p2b") || want("p6") || want("p8") || want("p5c") || want("p12")))
+                if (!errors && (want("p2") || want("p2b") || want("p2c") || want("p6") || want("p8") || want("p5c") ||
+                                want("p12")))
                         vcs = vcs_setup();
                 if (!errors && vcs && (want("p2") || want("p2b")))
                         bench_p2(label, iters(100), false);
+                if (!errors && vcs && want("p2c"))
+                        bench_p2c(iters(40), 200);
                 if (!errors && vcs && want("p6"))
                         bench_p6(20);
                 if (!errors && vcs && want("p8"))
@@ -157,7 +161,7 @@ static void usage(void) {
         puts("Usage: kubemount-bench --kubemount PATH [--floor PATH] [--nsenter-compat PATH] [--baseline PATH]\n"
              "                       [--mounts N] [--peer-sizes N,M] [--scale X] [--quick] [--no-audit]\n"
              "                       [--rootfs DIR] [--fuse-tools LAYOUT] [--markdown FILE]\n"
-             "                       [--only startup,p1,p1b,p2,p2b,p3,p4,p5|shim,p6,p7,p8,p5c,p12,audit,helper]\n"
+             "                       [--only startup,p1,p1b,p2,p2b,p2c,p3,p4,p5|shim,p6,p7,p8,p5c,p12,audit,helper]\n"
              "Times kubemount (and nsenter-compat's nsenter, P5) against mount(8), umount(8),\n"
              "nsenter and findmnt, kubemount run (P2, P2b, P6: with --rootfs DIR, e.g. from\n"
              "tests/lib/rootfs.sh) against crun run and runc run, and kubemount pull (P7:\n"

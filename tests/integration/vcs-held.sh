@@ -4,9 +4,10 @@
 # spoken by a client of the test's own.  The command waits for its client's
 # go after PID 1 is set up; only that client may say it; the command's stdio
 # are the client's and its status the answer, while the container stays
-# running for what the command left; config.json shows the shown args, never
-# the held ones; a client that hangs up before its go ends the container, one
-# that hangs up after it leaves the command running.
+# running for what the command left (or, not staying, is gone when it is
+# answered); config.json shows the shown args, never the held ones; a client
+# that hangs up before its go ends the container, one that hangs up after it
+# leaves the command running.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 node_sandbox "$@"
@@ -17,13 +18,15 @@ vcs_agent_start
 CONFIG=$KM_SCRATCH/config.json
 vcs_run --print-spec -- sleep 1 >"$CONFIG" || bail_out "run --print-spec failed"
 
-# held NAME STEPS SCRIPT: a held run of `sh -c SCRIPT` named NAME, its stdout and stderr
-# $KM_SCRATCH/NAME.out; STEPS (comma list) after the start: go, go-other (a go from another
-# connection), hangup (close now), wait (for the exit); prints each answer's JSON on a line.
+# held NAME STEPS SCRIPT [STAYS]: a held run of `sh -c SCRIPT` named NAME (staying after it
+# unless STAYS is false), its stdout and stderr $KM_SCRATCH/NAME.out; STEPS (comma list) after
+# the start: go, go-other (a go from another connection), hangup (close now), wait (for the
+# exit), ps (`kubemount ps -a --json` then); prints each answer's JSON on a line.
 held() {
-        python3 - "$KUBEMOUNT_STATE_DIR/agent.sock" "$CONFIG" "$1" "$2" "$3" "$KM_SCRATCH/$1.out" <<'EOF'
-import array, json, os, socket, sys
-sock_path, config, name, steps, script, out = sys.argv[1:]
+        python3 - "$KUBEMOUNT_STATE_DIR/agent.sock" "$CONFIG" "$1" "$2" "$3" "$KM_SCRATCH/$1.out" "${4:-true}" \
+                "$KUBEMOUNT" <<'EOF'
+import array, json, os, socket, subprocess, sys
+sock_path, config, name, steps, script, out, stays, km = sys.argv[1:]
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.settimeout(20)
@@ -40,7 +43,7 @@ fd_in = os.open("/dev/null", os.O_RDONLY)
 fd_out = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 s = conn()
 ask(s, {"op": "run", "config": json.load(open(config)), "detach": True, "name": name,
-        "hold": {"args": ["sh", "-c", script]}}, [fd_in, fd_out, fd_out])
+        "hold": {"args": ["sh", "-c", script], "stays": stays == "true"}}, [fd_in, fd_out, fd_out])
 answer(s)
 for step in steps.split(","):
     if step == "go":
@@ -52,6 +55,9 @@ for step in steps.split(","):
         o.close()
     elif step == "wait":
         answer(s)
+    elif step == "ps":
+        names = [c["name"] for c in json.loads(subprocess.run([km, "ps", "-a", "--json"], capture_output=True).stdout)]
+        print("listed" if name in names else "not listed", flush=True)
     elif step == "hangup":
         s.close()
         break
@@ -87,5 +93,11 @@ is "$(cat "$KM_SCRATCH/h2.out")" "" "... and its command never ran"
 run held h3 go,hangup 'sleep 0.5; echo done-anyway'
 check "... its command ran on" wait_for 10 grep -q done-anyway "$KM_SCRATCH/h3.out"
 is "$(status h3)" running "a client gone after its go: the container stays"
+
+# 4. Not staying: answered once the container is gone with its command (a mount.nfs's).
+run held h4 go,wait,ps 'echo once; exit 3' false
+like "$OUT" '"exit": 3' "a held command that does not stay: its status is the answer"
+like "$OUT" '"removed": true' "... given once its container is removed"
+like "$OUT" "not listed" "... which ps -a no longer lists then"
 for n in h1 h2 h3; do check "rm -f $n" km rm -f "$n"; done
 done_testing

@@ -193,7 +193,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 if (p->rq->stdio[i] > 2)
                         close(p->rq->stdio[i]);
         closep(&log_wr);
-        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd, p->report };
+        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd, p->report, p->rq->stays };
         init_run(&ic);
 }
 

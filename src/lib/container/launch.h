@@ -29,7 +29,8 @@ struct launch_request {
         const char *confine; /* the kubelet dir: bind sources below it may not pass a symlink or ".." */
         int userns_fd;       /* spec->id_count: the user namespace (userns.h) the command enters; else -EBADF */
         const struct seccomp_program *broker; /* spec->broker: the broker's filter (seccomp-notify.h), else NULL */
-        bool hold; /* the command is held until a go, and PID 1 stays after it (launch_container_finish) */
+        bool hold;                            /* the command is held until a go (launch_container_finish) */
+        bool stays; /* with hold: PID 1 stays after the command, for what it left running (pid1.h) */
 };
 
 /*
@@ -66,8 +67,9 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
 /*
  * With rq->hold, *ret_command_fd gets PID 1's end of the report: the
  * command starts when a byte is written there (closing it ends PID 1 with
- * 125), and its exit code comes back on it as an int; PID 1 then stays, for
- * what the command left running, until it is stopped (pid1.h).
+ * 125), and its exit code comes back on it as an int; PID 1 then exits,
+ * or with rq->stays stays, for what the command left running, until it is
+ * stopped (pid1.h).
  */
 int launch_container_finish(struct launch_pending *p, int *ret_listener, int *ret_command_fd, struct km_error *err);
 

@@ -576,7 +576,7 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
                 int keep[2] = { log_rd, log_dir };
                 close_all_but(keep, 2);
         }
-        struct init_config ic = { child, log_rd, log_dir, -EBADF };
+        struct init_config ic = { child, log_rd, log_dir, -EBADF, false };
         init_run(&ic);
 }
 

@@ -89,7 +89,7 @@ static bool ends_pid1(int sig) {
 _Noreturn void init_run(const struct init_config *c) {
         struct log l = { .in = c->log_fd, .dir = c->log_dir_fd, .out = -EBADF };
         int exit_fd = c->exit_fd, end_signal = 0;
-        bool held = exit_fd >= 0;
+        bool stays = exit_fd >= 0 && c->stays;
         sigset_t all;
         int sfd, status = 0;
         bool child_done = false;
@@ -104,10 +104,10 @@ _Noreturn void init_run(const struct init_config *c) {
                         l.size = st.st_size;
         }
 
-        while (!child_done || l.in >= 0 || (held && !end_signal)) {
+        while (!child_done || l.in >= 0 || (stays && !end_signal)) {
                 struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = l.in, .events = POLLIN } };
                 struct signalfd_siginfo si;
-                bool draining = child_done && (!held || end_signal);
+                bool draining = child_done && (!stays || end_signal);
                 pid_t pid;
                 int st;
 
@@ -126,8 +126,8 @@ _Noreturn void init_run(const struct init_config *c) {
                 if (si.ssi_signo != SIGCHLD) {
                         if (!child_done)
                                 (void)kill(c->child, si.ssi_signo);
-                        /* Held: the stop of what the command left (its own ends through the command). */
-                        if (held && ends_pid1(si.ssi_signo))
+                        /* Staying: the stop of what the command left (its own ends through the command). */
+                        if (stays && ends_pid1(si.ssi_signo))
                                 end_signal = si.ssi_signo;
                         continue;
                 }
@@ -142,5 +142,5 @@ _Noreturn void init_run(const struct init_config *c) {
                         closep(&exit_fd);
                 }
         }
-        _exit(held && end_signal ? 128 + end_signal : exit_code_from_status(status, NULL));
+        _exit(stays && end_signal ? 128 + end_signal : exit_code_from_status(status, NULL));
 }

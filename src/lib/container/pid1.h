@@ -3,12 +3,13 @@
  * PID 1 of a container: reaps every orphan, forwards signals to the command,
  * copies a detached command's output into a bounded log, and exits with the
  * command's status or 128 + its signal.  The namespace dies with it.  A held
- * command's (exit_fd >= 0) status is sent instead, and PID 1 stays for what
- * the command left running (a FUSE daemon) until a SIGTERM, SIGINT, SIGHUP
- * or SIGQUIT, then exits with 128 + that signal.
+ * command's (exit_fd >= 0) status is sent there too; one that stays stays
+ * for what the command left running (a FUSE daemon) until a SIGTERM,
+ * SIGINT, SIGHUP or SIGQUIT, then exits with 128 + that signal.
  */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define INIT_LOG_MAX (1024 * 1024) /* log rotates to log.1 past this: at most twice that is kept */
@@ -17,7 +18,8 @@ struct init_config {
         pid_t child;    /* the command */
         int log_fd;     /* -EBADF, or the read end of the command's stdout/stderr pipe */
         int log_dir_fd; /* where "log" and "log.1" are written */
-        int exit_fd;    /* -EBADF, or held: the command's exit code (an int) is sent there, and PID 1 stays */
+        int exit_fd;    /* -EBADF, or held: the command's exit code (an int) is sent there */
+        bool stays;     /* with exit_fd: PID 1 stays after the command */
 };
 
 /*

@@ -359,6 +359,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         _cleanup_close_ int in = -EBADF;
         struct target_gate gate = { r, m, name, NULL, false, false };
         int status = -1, q;
+        bool gone;
 
         *excode = MNT_EX_FAIL;
         if (!path_is_below(s->target, r->kubelet_dir))
@@ -399,8 +400,10 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                 q = error_wrap(err, q, "mount: %s: NFS v3 locks need rpc.statd", s->target);
                 goto out;
         }
-        q = vcs_run_held(a, v, &(struct vcs_held){ argv, env, target_gate, &gate },
+        /* A client that keeps running stays with its container; any other's ends with it. */
+        q = vcs_run_held(a, v, &(struct vcs_held){ argv, env, e->daemon, target_gate, &gate },
                          (int[3]){ in >= 0 ? in : null, STDOUT_FILENO, STDERR_FILENO }, &status, err);
+        gone = q >= 0 && !e->daemon; /* answered once it was gone */
         if (q == -EEXIST)
                 q = error_set_plain(err, -EBUSY, "mount: %s: container %s is mounting or serving it already", s->target,
                                     name);
@@ -413,13 +416,11 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                 q = error_set_plain(err, -EIO, "mount: %s: the mount of image %s exited with status %d", s->target,
                                     e->image, status);
         }
-        /* A client that keeps running stays with its container; any other has done its work. */
-        if (gate.reached && (q < 0 || !e->daemon)) {
+        if (gone && q >= 0)
+                log_msg(KM_LOG_INFO, "mount: %s: the mount(8) of image %s finished; container %s ended with it",
+                        s->target, e->image, name);
+        if (gate.reached && !gone && q < 0) {
                 struct km_error rerr = {};
-                if (q >= 0)
-                        log_msg(KM_LOG_INFO,
-                                "mount: %s: the mount(8) of image %s finished; container %s ends as planned", s->target,
-                                e->image, name);
                 if (km_vcs_remove(a, name, true, &rerr) < 0)
                         log_msg(KM_LOG_WARNING, "mount: %s: container %s stays (%s); kubemount gc removes it",
                                 s->target, name, rerr.message);

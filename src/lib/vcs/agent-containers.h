@@ -91,9 +91,9 @@ struct ctr {
          * and its exit code comes back on command_fd while the container stays.
          */
         struct watch command_w;
-        int command_fd; /* -EBADF: none, or its command has ended */
-        int hold_conn;  /* the client that may say go, until answered; -EBADF: none */
-        bool held_go;
+        int command_fd;           /* -EBADF: none, or its command has ended */
+        int hold_conn;            /* the client that may say go, until answered; -EBADF: none */
+        bool held_go, held_stays; /* go said; PID 1 stays after the command (else it is removed at its end) */
         /* Its kept broker worker (agent-broker.c): one call at a time, no fork for each. */
         struct watch server_w, server_timer_w;
         int server_pidfd, server_sock, server_timer;

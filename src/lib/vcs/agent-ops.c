@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The agent's operations: run, exec, ps, stop, rm, logs, gc (see agent.h). */
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/mount.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -263,15 +262,14 @@ static int op_rm(struct agent *a, int conn, json_t *req, struct km_error *err) {
         if (!name || !state_name_is_valid(name))
                 return error_set_plain(err, -EINVAL, "invalid container name");
         if (c && c->pidfd >= 0) {
-                struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
                 if (!json_is_true(json_object_get(req, "force")))
                         return error_set_plain(err, -EBUSY, "container %s is running (stop it, or rm -f)", name);
+                if (agent_add_waiter(c, conn) < 0)
+                        return error_set_plain(err, -EBUSY, "container %s: too many waiting", c->name);
                 c->stopping = true; /* asked for: its end is logged as a stop, not as a failure */
-                agent_ctr_kill(a, c);
-                (void)poll(&p, 1, 5000);
                 c->remove_on_exit = true;
-                /* The loop sees the pidfd and removes it; answer now. */
-                return proto_reply(conn, json_pack("{s:b}", "removed", 1));
+                agent_ctr_kill(a, c);
+                return 1; /* answered {"removed"} once it is gone (the loop sees its pidfd), nothing waiting */
         }
         if (!c) {
                 _cleanup_close_ int dir = state_container_dir(a->state_fd, name, false, NULL);

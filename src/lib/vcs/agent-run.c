@@ -390,6 +390,8 @@ int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err) {
         }
         c->held_go = true;
         c->mount_pending = false;
+        /* Not staying: it ends with its command, and its client is answered then, with it gone. */
+        c->remove_on_exit |= !c->held_stays;
         return 1;
 }
 
@@ -399,8 +401,8 @@ int agent_run_command_done(struct agent *a, struct ctr *c) {
 
         agent_unwatch_close(a, &c->command_fd);
         c->hold_conn = -EBADF;
-        /* No code: PID 1 died, and its exit answers the client (a waiter). */
-        if (conn < 0 || n != sizeof(code))
+        /* No code (PID 1 died), or PID 1 ends with the command: its exit answers the client (a waiter). */
+        if (conn < 0 || n != sizeof(code) || !c->held_stays)
                 return -EBADF;
         for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)
                 if (c->waiters[i] == conn)
@@ -469,6 +471,7 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
         }
         snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
         c->detached = detach;
+        c->held_stays = json_is_true(json_object_get(hold, "stays"));
         c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
         iso_now(created);
         c->state =
@@ -507,6 +510,7 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                 .state_dir_fd = c->dir_fd,
                 .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
                 .hold = hold != NULL,
+                .stays = c->held_stays,
         };
         memcpy(rq.stdio, detach && !hold ? devnull3 : fds, sizeof(rq.stdio));
         r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);

@@ -14,12 +14,13 @@
 int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err);
 
 /*
- * A held run ("hold": {"args": [...], "env": [...]} with "detach": true and
- * three fds): answered {"started"} once its PID 1 is set up, with its
- * command waiting; the same client then sends {"op": "go", "name": N}
- * (after checks of its own, while the name holds the container's targets),
- * and is answered {"exit": N} when the command ends, while the container
- * stays for what the command left running (a FUSE daemon).  The command's
+ * A held run ("hold": {"args": [...], "env": [...], "stays": B} with
+ * "detach": true and three fds): answered {"started"} once its PID 1 is set
+ * up, with its command waiting; the same client then sends {"op": "go",
+ * "name": N} (after checks of its own, while the name holds the container's
+ * targets), and is answered {"exit": N} when the command ends: with stays,
+ * while the container stays for what the command left running (a FUSE
+ * daemon); else once the container is gone with it (removed).  The command's
  * stdio are the client's; config.json has the args the client shows (its
  * "config"), never the held ones.  A client that hangs up before its go
  * ends the container; after it, the command runs on and the container stays

@@ -147,6 +147,9 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                         continue;
                 json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(), "timed_out",
                                       c->timed_out);
+                /* rm -f's answer, and a removed held run's */
+                if (m && c->remove_on_exit)
+                        json_object_set_new(m, "removed", json_true());
                 (void)proto_send(c->waiters[i], m, NULL, 0);
                 json_decref(m);
                 conn_close(a, c->waiters[i]);

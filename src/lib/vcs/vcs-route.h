@@ -33,12 +33,14 @@ int vcs_container_exists(const char *state_dir, const char *name, struct km_erro
  * A detached container of v whose command is held->argv (env: held->env,
  * NULL for v's), started only once held->gate passed, after its PID 1 is
  * set up, while its name holds its targets (agent-run.h); its stdio fds.
- * Returns when the command ends (*exit_status), the container staying for
- * what it left running; v's own command is what config.json and ps show.
- * A failed gate's error is returned, and its container ends (remove it).
+ * Returns when the command ends (*exit_status), with held->stays the
+ * container staying for what it left running, else once it is gone; v's own
+ * command is what config.json and ps show.  A failed gate's error is
+ * returned, and its container ends (remove it).
  */
 struct vcs_held {
         char *const *argv, *const *env;
+        bool stays; /* the container stays after the command (a daemon's), else it is gone with it */
         int (*gate)(void *userdata, struct km_error *err);
         void *userdata;
 };

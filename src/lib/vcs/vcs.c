@@ -502,7 +502,7 @@ static int held_go(int sock, const struct vcs_held *held, json_t **m, struct km_
 }
 
 static json_t *held_json(const struct vcs_held *held) {
-        json_t *j = json_pack("{s:o}", "args", json_from_strv(held->argv));
+        json_t *j = json_pack("{s:o, s:b}", "args", json_from_strv(held->argv), "stays", held->stays);
 
         if (j && held->env && json_object_set_new(j, "env", json_from_strv(held->env)) < 0)
                 return json_decref(j), NULL;
