@@ -189,6 +189,9 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
                         return NULL;
                 }
                 c->has_seccomp = true;
+                /* The same profile (json_equal): one tree for all, not one per container (~100 KB each). */
+                json_decref(spec->seccomp);
+                spec->seccomp = json_incref(a->seccomp_json);
         }
         return c;
 }
