@@ -121,8 +121,6 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                 if (root)
                         (void)runtime_delete(c->runtime, root, c->name, NULL);
         }
-        if (c->detached)
-                group_remove(a, c->cgroup);
         char code_s[16];
         const char *pairs[] = { "KUBEMOUNT_CONTAINER",
                                 c->name,
@@ -142,6 +140,11 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         json_object_set_new(c->state, "status", json_string("exited"));
         json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
         json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
+        /* Its record first: whoever is answered finds it gone (or saved), also without us. */
+        if (c->remove_on_exit)
+                (void)state_container_remove(a->state_fd, c->name, NULL);
+        else
+                (void)agent_save_state(a, c);
         for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++) {
                 if (c->waiters[i] < 0)
                         continue;
@@ -154,12 +157,11 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                 json_decref(m);
                 conn_close(a, c->waiters[i]);
         }
-        if (c->remove_on_exit) {
-                (void)state_container_remove(a->state_fd, c->name, NULL);
+        /* After the answers (on cgroup v1 ten rmdirs), before any other request: none sees the group. */
+        if (c->detached)
+                group_remove(a, c->cgroup);
+        if (c->remove_on_exit)
                 agent_ctr_forget(a, c);
-                return;
-        }
-        (void)agent_save_state(a, c);
 }
 
 static void ctr_timer(struct agent *a, struct ctr *c) {
