@@ -379,10 +379,9 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
 }
 
 int launch_container_finish(struct launch_pending *p, int *ret_listener, int *ret_command_fd, struct km_error *err) {
-        _cleanup_close_ int listener = -EBADF, report = TAKE_FD(p->report_fd);
-
         if (p->hold != !!ret_command_fd)
                 return error_set_plain(err, -EINVAL, "launch: a held command needs its fd, and only it");
+        _cleanup_close_ int listener = -EBADF, report = TAKE_FD(p->report_fd);
         struct km_error child_err = {};
         int status;
 
