@@ -231,9 +231,8 @@ static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
 static int op_stop(struct agent *a, int conn, json_t *req, struct km_error *err) {
         struct ctr *c = find_or_fail(a, conn, proto_string(req, "name"), err);
         json_t *t = json_object_get(req, "timeout_ms");
-        int r;
-
         bool remove = json_is_true(json_object_get(req, "remove"));
+        int r;
 
         if (!c)
                 return err->code;
