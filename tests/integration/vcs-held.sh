@@ -21,11 +21,11 @@ vcs_run --print-spec -- sleep 1 >"$CONFIG" || bail_out "run --print-spec failed"
 # held NAME STEPS SCRIPT [STAYS]: a held run of `sh -c SCRIPT` named NAME (staying after it
 # unless STAYS is false), its stdout and stderr $KM_SCRATCH/NAME.out; STEPS (comma list) after
 # the start: go, go-other (a go from another connection), hangup (close now), wait (for the
-# exit), ps (`kubemount ps -a --json` then); prints each answer's JSON on a line.
+# exit), ps (`kubemount ps -a --json` then), pause (5 s); prints each answer's JSON on a line.
 held() {
         python3 - "$KUBEMOUNT_STATE_DIR/agent.sock" "$CONFIG" "$1" "$2" "$3" "$KM_SCRATCH/$1.out" "${4:-true}" \
                 "$KUBEMOUNT" <<'EOF'
-import array, json, os, socket, subprocess, sys
+import array, json, os, socket, subprocess, sys, time
 sock_path, config, name, steps, script, out, stays, km = sys.argv[1:]
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -55,6 +55,8 @@ for step in steps.split(","):
         o.close()
     elif step == "wait":
         answer(s)
+    elif step == "pause":
+        time.sleep(5)
     elif step == "ps":
         names = [c["name"] for c in json.loads(subprocess.run([km, "ps", "-a", "--json"], capture_output=True).stdout)]
         print("listed" if name in names else "not listed", flush=True)
@@ -94,10 +96,24 @@ run held h3 go,hangup 'sleep 0.5; echo done-anyway'
 check "... its command ran on" wait_for 10 grep -q done-anyway "$KM_SCRATCH/h3.out"
 is "$(status h3)" running "a client gone after its go: the container stays"
 
-# 4. Not staying: answered once the container is gone with its command (a mount.nfs's).
+# 4. A stop while the command waits for its go: PID 1 obeys it at once (not at the stop's timeout).
+held h5 pause 'echo never' >/dev/null &
+HELD=$!
+check "h5 is held" wait_for 10 sh -c "$KUBEMOUNT ps --json | grep -q '\"h5\"'"
+t0=$(now_ms)
+check "stop --timeout 20 h5" km stop --timeout 20 h5
+t1=$(now_ms)
+if ((t1 - t0 < 3000)); then ok "... it ends at once ($((t1 - t0)) ms)"; else not_ok "... it ends at once ($((t1 - t0)) ms)"; fi
+is "$(km ps -a --json | python3 -c 'import json, sys
+print(next((c.get("exit_code") for c in json.load(sys.stdin) if c["name"] == "h5"), "none"))')" 143 \
+        "... with status 143 (SIGTERM)"
+is "$(cat "$KM_SCRATCH/h5.out")" "" "... and its command never ran"
+wait "$HELD"
+
+# 5. Not staying: answered once the container is gone with its command (a mount.nfs's).
 run held h4 go,wait,ps 'echo once; exit 3' false
 like "$OUT" '"exit": 3' "a held command that does not stay: its status is the answer"
 like "$OUT" '"removed": true' "... given once its container is removed"
 like "$OUT" "not listed" "... which ps -a no longer lists then"
-for n in h1 h2 h3; do check "rm -f $n" km rm -f "$n"; done
+for n in h1 h2 h3 h5; do check "rm -f $n" km rm -f "$n"; done
 done_testing

@@ -175,8 +175,8 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         closep(&listener);
         /* Held: the command waits for its go (a caller's check), and its status goes back the same way. */
         if (p->rq->hold) {
-                if (read(p->report, &c, 1) != 1)
-                        _exit(125);
+                if ((r = init_wait_go(p->report)) != 0)
+                        _exit(r);
                 child = fork();
                 if (child == 0)
                         exec_command(&cmd);

@@ -86,6 +86,37 @@ static bool ends_pid1(int sig) {
         return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
 }
 
+int init_wait_go(int fd) {
+        sigset_t stops;
+        struct signalfd_siginfo si;
+        int sfd, r;
+        char c;
+
+        sigemptyset(&stops);
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (ends_pid1(sig))
+                        sigaddset(&stops, sig);
+        sfd = signalfd(-1, &stops, SFD_CLOEXEC);
+        for (;;) {
+                struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+
+                if (poll(p, sfd >= 0 ? 2 : 1, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = 125;
+                } else if (sfd >= 0 && (p[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si))
+                        r = 128 + (int)si.ssi_signo;
+                else if (p[0].revents)
+                        r = read(fd, &c, 1) == 1 ? 0 : 125;
+                else
+                        continue;
+                break;
+        }
+        if (sfd >= 0)
+                close(sfd);
+        return r;
+}
+
 _Noreturn void init_run(const struct init_config *c) {
         struct log l = { .in = c->log_fd, .dir = c->log_dir_fd, .out = -EBADF };
         int exit_fd = c->exit_fd, end_signal = 0;

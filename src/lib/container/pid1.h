@@ -41,3 +41,9 @@ void init_scrub_environ(void);
 
 /* Call with every signal blocked; never returns. */
 _Noreturn void init_run(const struct init_config *c);
+/*
+ * A held command's wait for its go (a byte on fd), every signal blocked:
+ * 0 once it came; 125 when fd closed; 128 + the signal when a stop
+ * (SIGTERM, SIGINT, SIGHUP, SIGQUIT) came first, which PID 1 obeys at once.
+ */
+int init_wait_go(int fd);
