@@ -62,7 +62,7 @@ struct ctr {
         bool forgotten; /* on agent.forgotten: freed after the loop's batch of events */
         int timer;
         int execs;           /* exec jobs running in it (a routed mount's own is one) */
-        bool mount_pending;  /* a routed mount's container whose exec of mount has not come yet */
+        bool mount_pending;  /* routed, its mount not begun: an older client's exec, or a held run's go, to come */
         uint64_t started_ms; /* monotonic_ms() when this agent started it */
         int dir_fd;
         char *runtime; /* crun, runc or another OCI runtime (absolute path); NULL: embedded */

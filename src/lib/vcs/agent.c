@@ -131,7 +131,7 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
                                 NULL };
         snprintf(code_s, sizeof(code_s), "%d", code);
         if (c->stopping && !c->timed_out)
-                /* stop, rm -f, gc, or a routed mount whose mount(8) is done: status 137 is no failure */
+                /* stop, rm -f, gc, a routed umount: status 137 or 143 is no failure */
                 log_event(KM_LOG_INFO, MESSAGE_ID_CONTAINER_EXIT, pairs,
                           "container %s: stopped by kubemount as asked (status %d)", c->name, code);
         else
