@@ -89,6 +89,15 @@ static _Noreturn void exec_command(const struct command *c) {
         print_error_and_exit(errno == ENOENT ? 127 : 126, c->args[0], strerror(errno));
 }
 
+/* The command's process, PID 1's child (or -1, errno set). */
+static pid_t command_fork(const struct command *c) {
+        pid_t pid = fork();
+
+        if (pid == 0)
+                exec_command(c);
+        return pid;
+}
+
 /* ---- PID 1 ------------------------------------------------------------ */
 
 struct pid1 {
@@ -161,13 +170,8 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         if (r >= 0 && listener >= 0 && dup3(listener, LAUNCH_BROKER_FD, O_CLOEXEC) < 0)
                 r = error_set(&err, -errno, "seccomp: keep the broker's listener");
         struct command cmd = { s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio, p->rq->userns_fd };
-        if (r >= 0 && !p->rq->hold) {
-                child = fork();
-                if (child == 0)
-                        exec_command(&cmd);
-                if (child < 0)
-                        r = error_set(&err, -errno, "fork");
-        }
+        if (r >= 0 && !p->rq->hold && (child = command_fork(&cmd)) < 0)
+                r = error_set(&err, -errno, "fork");
         err.code = r < 0 ? r : 0;
         (void)fd_send(p->report, &err, sizeof(err), listener);
         if (r < 0)
@@ -177,10 +181,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         if (p->rq->hold) {
                 if ((r = init_wait_go(p->report)) != 0)
                         _exit(r);
-                child = fork();
-                if (child == 0)
-                        exec_command(&cmd);
-                if (child < 0) {
+                if ((child = command_fork(&cmd)) < 0) {
                         int code = 125;
                         (void)send(p->report, &code, sizeof(code), MSG_NOSIGNAL);
                         _exit(125);
