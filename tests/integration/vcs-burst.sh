@@ -44,13 +44,35 @@ is "$RC" 0 "exec in b7: exit 0"
 is "$(find /sys/fs/cgroup -type d -path '*/kubemount/ctr-b7' 2>/dev/null | wc -l)" 0 \
         "... and made no group ctr-b7 under the default parent (ours is $KUBEMOUNT_CGROUP_PARENT)"
 
-# A second burst in the background: ps is answered meanwhile.
+# A second burst in the background, its starts held: each of its groups is made first, frozen
+# (cgroup.freeze, v2's core freezer, there on both layouts), so the PID 1s made in them never
+# report and the other runs wait for their turn.  ps is answered meanwhile; then they thaw.
+CTR_GROUPS=$(dirname "$(for d in $(find /sys/fs/cgroup -type d -name ctr-b1 2>/dev/null); do
+        [[ -e $d/cgroup.freeze ]] && echo "$d"; done | head -n 1)")
+starting() { km ps -a --json 2>/dev/null | python3 -c 'import json, sys
+print(sum(1 for c in json.load(sys.stdin) if c["name"].startswith("c")))'; }
+two_starting() { [[ $(starting) -ge 2 ]]; }
+frozen=0
+for i in $(seq 1 $N); do
+        mkdir "$CTR_GROUPS/ctr-c$i" && echo 1 >"$CTR_GROUPS/ctr-c$i/cgroup.freeze" && frozen=$((frozen + 1))
+done
+is "$frozen" "$N" "the second burst's $N groups are made frozen in $CTR_GROUPS"
 burst c >"$KM_SCRATCH/burst-c" &
 bg=$!
-sleep 0.05
+check "... two of its runs are starting, frozen" wait_for 10 two_starting
 t0=$(now_ms)
 run km ps
-is "$RC" 0 "ps during a burst of $N starts: exit 0 ($(($(now_ms) - t0)) ms, $(grep -c '^c[0-9]' <<<"$OUT") of them listed then)"
+t1=$(now_ms)
+listed=$(grep -c '^c[0-9]' <<<"$OUT")
+kill -0 "$bg" 2>/dev/null && still=1 || still=0
+is "$RC" 0 "ps while a burst of $N starts waits: exit 0 ($((t1 - t0)) ms)"
+# KUBEMOUNT_MAX_STARTS=2: two are starting, the others wait unlisted.
+if ((still == 1 && listed == 2)); then
+        ok "... answered while the burst waited: its 2 starting listed, the other $((N - 2)) waiting"
+else
+        not_ok "... answered while the burst waited ($listed of $N listed, not 2; burst still running: $still)"
+fi
+for i in $(seq 1 $N); do echo 0 >"$CTR_GROUPS/ctr-c$i/cgroup.freeze"; done
 wait "$bg"
 is "$(cat "$KM_SCRATCH/burst-c")" "$N" "... and that burst's $N runs all exit 0"
 
