@@ -82,6 +82,20 @@ daemon_of() {
 }
 # logs_of NAME: kubemount logs NAME, stdout and stderr.
 logs_of() { km logs "$1" 2>&1; }
+# mount_unique_id PATH: statx's STATX_MNT_ID_UNIQUE of the mount PATH is on, 0 where the kernel has none.
+mount_unique_id() {
+        python3 - "$1" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+fd = os.open(sys.argv[1], os.O_PATH)
+UNIQUE = 0x4000
+if libc.statx(fd, b"", 0x1000 | 0x2000, UNIQUE, buf) != 0:  # AT_EMPTY_PATH | AT_STATX_DONT_SYNC
+    sys.exit("statx: " + os.strerror(ctypes.get_errno()))
+mask = int.from_bytes(buf.raw[0:4], "little")
+print(int.from_bytes(buf.raw[0x90:0x98], "little") if mask & UNIQUE else 0)
+PY
+}
 # has_opts OPTIONS WORD...: each WORD is one of the comma-separated OPTIONS.
 has_opts() {
         local o=,$1, w
@@ -383,6 +397,12 @@ mkdir -p "$VOLS/over"
 check "[over] run -d: mount -t tmpfs, then stay" km run -d --name over --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/over" "${KB[@]}" -- \
         sh -c "mount -t tmpfs -o size=1m km-over '$CVOLS/over' && exec sleep 600"
 wait_for 15 is_mounted host "$VOLS/over" || diag "logs over: $(logs_of over)"
+# The record names the mount by the ID the kernel never gives again where it has one
+# (statx STATX_MNT_ID_UNIQUE, 6.8): mountinfo's ID of a mount gone goes to the next.
+is "$(mount_unique_id "/proc/$(vcs_pid over)/root$CVOLS/over")" \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("brokered_unique_ids", [0])[0])' \
+                "$KUBEMOUNT_STATE_DIR/containers/over/state.json")" \
+        "[over] the record holds the unique ID of the mount it made (0 on a kernel without one)"
 mount -t tmpfs -o size=1m km-kubelets "$VOLS/over"
 check_fails "[over] the container's umount of T with the kubelet's mount on top fails" \
         km exec over -- umount "$CVOLS/over"

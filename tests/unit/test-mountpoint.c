@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "mount-identity.h"
 #include "test-helpers.h"
 
 struct fixture {
@@ -155,6 +156,50 @@ static void test_corrupted_mount_errors(void **state) {
                 assert_false(km_error_is_corrupted_mount(-healthy[i]));
 }
 
+/* ---- which mount a record names (mount-identity.h) ---- */
+
+/* A mount gone and its ID given again to another (the kernel reuses mountinfo's IDs) is not the one recorded. */
+static void test_mount_ident_same(void **state) {
+        const struct mount_ident made = { 5, 1000 };
+
+        assert_false(mount_ident_same(&made, &(struct mount_ident){ 5, 2000 }));
+        assert_true(mount_ident_same(&made, &(struct mount_ident){ 5, 1000 }));
+        assert_true(mount_ident_same(&made, &(struct mount_ident){ 6, 1000 }));
+        /* One side without a unique ID: mountinfo's decides. */
+        assert_true(mount_ident_same(&made, &(struct mount_ident){ 5, 0 }));
+        assert_false(mount_ident_same(&made, &(struct mount_ident){ 6, 0 }));
+        assert_true(mount_ident_same(&(struct mount_ident){ 5, 0 }, &(struct mount_ident){ 5, 2000 }));
+        assert_false(mount_ident_same(&(struct mount_ident){ 5, 0 }, &(struct mount_ident){ 6, 2000 }));
+        /* An older agent's record, with neither: it cannot tell. */
+        assert_true(mount_ident_same(&(struct mount_ident){}, &(struct mount_ident){ 6, 2000 }));
+}
+
+/* fd_mount_ident(): mountinfo's ID, and the unique one exactly where statx gives it and it is not disabled. */
+static void test_fd_mount_ident_of_proc(void **state) {
+        struct km_mount_info *info = NULL;
+        struct mount_ident id = { 1, 1 };
+        struct statx stx;
+        int fd;
+
+        if (!proc_is_mounted())
+                skip();
+        fd = open("/proc", O_PATH | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(fd_mount_ident(fd, &id), 0);
+        assert_int_equal(km_mount_info_of(NULL, "/proc", &info, NULL), 0);
+        assert_int_equal(id.id, km_mount_info_id(info));
+        bool has_unique =
+                statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0x4000U /* STATX_MNT_ID_UNIQUE */, &stx) == 0 &&
+                (stx.stx_mask & 0x4000U);
+        has_unique = has_unique && (km_features_enabled() & KM_FEATURE_STATMOUNT);
+        if (has_unique)
+                assert_int_equal(id.unique, stx.stx_mnt_id);
+        else
+                assert_int_equal(id.unique, 0);
+        km_mount_info_free(info);
+        close(fd);
+}
+
 /* ---- km_mount_info_of ---- */
 
 static void test_mount_info_of_root(void **state) {
@@ -236,6 +281,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_path_through_a_file_is_enotdir, setup, teardown),
                 cmocka_unit_test(test_empty_path_is_einval),
                 cmocka_unit_test(test_corrupted_mount_errors),
+                cmocka_unit_test(test_mount_ident_same),
+                cmocka_unit_test(test_fd_mount_ident_of_proc),
                 cmocka_unit_test(test_mount_info_of_root),
                 cmocka_unit_test(test_mount_info_of_proc_matches_mountinfo),
                 cmocka_unit_test_setup_teardown(test_mount_info_of_temp_dir_names_its_mount, setup, teardown),

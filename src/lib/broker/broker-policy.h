@@ -15,6 +15,8 @@
 
 #include "util.h"
 
+struct mount_ident;
+
 #define BROKER_MAX_MOUNTS_DEFAULT 16
 #define BROKER_TARGETS_MAX 16 /* a run container's --mount-target paths */
 
@@ -26,10 +28,10 @@ struct broker_policy {
         uid_t host_uid;          /* the container's id map: its 0 is host_uid, count ids */
         gid_t host_gid;
         uint32_t id_count;
-        bool keep_suid_dev;          /* false: MS_NOSUID|MS_NODEV forced on every mount */
-        unsigned max_mounts;         /* its brokered mounts alive at once */
-        char *const *mounted;        /* NULL-terminated: the targets it mounted and has not unmounted */
-        const unsigned *mounted_ids; /* NULL, or beside each of mounted: the ID of the mount made there (0: unknown) */
+        bool keep_suid_dev;                    /* false: MS_NOSUID|MS_NODEV forced on every mount */
+        unsigned max_mounts;                   /* its brokered mounts alive at once */
+        char *const *mounted;                  /* NULL-terminated: the targets it mounted and has not unmounted */
+        const struct mount_ident *mounted_ids; /* NULL, or beside each of mounted: the mount made there (0s: unknown) */
 };
 
 enum broker_op { BROKER_OP_MOUNT, BROKER_OP_UMOUNT };

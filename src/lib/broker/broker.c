@@ -313,15 +313,17 @@ struct caller {
         const char *target, *source; /* its own paths, untranslated */
 };
 
-/* What is mounted at the caller's path now: an O_PATH fd of the top mount there, and its ID; *at kept if given. */
+/* What is mounted at the caller's path now: an O_PATH fd of the top mount there, and which it is; *at kept if given. */
 static int caller_top(const struct caller *who, const struct broker_view *view, const struct broker_policy *p,
-                      const char *path, unsigned *ret_id, struct resolved *ret_at, char *why, size_t why_size) {
+                      const char *path, struct mount_ident *ret, struct resolved *ret_at, char *why, size_t why_size) {
         struct resolved at;
         int r = caller_resolve(who->root, view, p, path, &at, why, why_size);
 
         if (r < 0)
                 return r;
-        r = mount_top_at(at.parent_fd, at.name, ret_id);
+        r = mount_top_at(at.parent_fd, at.name, &ret->id);
+        if (r >= 0)
+                (void)fd_mount_ident(r, ret);
         if (ret_at && r >= 0)
                 *ret_at = at;
         else
@@ -329,13 +331,13 @@ static int caller_top(const struct caller *who, const struct broker_view *view, 
         return r;
 }
 
-/* Whether mount ID id, on top at target, is one the broker made for this container there (or one it cannot tell). */
-static bool mount_is_ours(const struct broker_policy *p, const char *target, unsigned id) {
+/* Whether the mount on top at target is one the broker made for this container there (or one it cannot tell). */
+static bool mount_is_ours(const struct broker_policy *p, const char *target, const struct mount_ident *now) {
         bool known = false;
 
         for (size_t i = 0; p->mounted_ids && p->mounted[i]; i++)
                 if (streq(p->mounted[i], target)) {
-                        if (p->mounted_ids[i] == 0 || p->mounted_ids[i] == id)
+                        if (mount_ident_same(&p->mounted_ids[i], now))
                                 return true;
                         known = true;
                 }
@@ -345,16 +347,16 @@ static bool mount_is_ours(const struct broker_policy *p, const char *target, uns
 static int do_umount(const struct caller *who, const struct broker_view *view, const struct broker_policy *p,
                      const struct broker_verdict *v, const char *target, char *why, size_t why_size) {
         struct resolved at = { .parent_fd = -EBADF };
-        unsigned id = 0;
+        struct mount_ident id = {};
         int fd = caller_top(who, view, p, who->target, &id, &at, why, why_size), r;
 
         if (fd < 0)
                 return fd;
         /* Our fd is inside the mount: it would keep it busy. */
         close(fd);
-        if (!mount_is_ours(p, target, id)) {
+        if (!mount_is_ours(p, target, &id)) {
                 /* Host root mounted over it (the kubelet's own volume): that is not the container's to remove. */
-                snprintf(why, why_size, "the mount on top of the target (ID %u) is not the one it made", id);
+                snprintf(why, why_size, "the mount on top of the target (ID %u) is not the one it made", id.id);
                 r = -EPERM;
         } else
                 r = umount_at(at.parent_fd, at.name, (int)v->flags);
@@ -363,26 +365,34 @@ static int do_umount(const struct caller *who, const struct broker_view *view, c
 }
 
 /*
- * Performs an allowed verdict in the caller's mount namespace, on its
- * paths.  A refusal by its own checks, on what the policy's strings cannot
- * show (a path not where its bind is, a device the container was not
- * given, fuseblk), fills why; a failure of the kernel's leaves it empty.
+ * Which mount was just made at place (held from before the mount): found
+ * with no walk that could wait on a FUSE daemon of the container's
+ * (RESOLVE_CACHED, Linux 5.12), so that nothing between the mount(2) and
+ * its record can block and leave a mount the record lacks.  Where the
+ * kernel has no RESOLVE_CACHED, the plain lookup; where the entry would
+ * have to be asked for, 0s (the target alone decides then).
  */
-static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
-                   const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
-                   const struct caller *who, char *why, size_t why_size) {
-        _cleanup_close_ int target = -EBADF, device = -EBADF, source = -EBADF;
-        char at[64], dev[PATH_LIMIT];
-        unsigned id;
+static void made_ident(const struct resolved *place, struct mount_ident *ret) {
+        _cleanup_close_ int fd = sys_openat2(place->parent_fd, place->name, O_PATH | O_NOFOLLOW,
+                                             RESOLVE_CACHED | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+        *ret = (struct mount_ident){};
+        if (fd == -EINVAL || fd == -ENOSYS)
+                fd = mount_top_at(place->parent_fd, place->name, &ret->id);
+        if (fd >= 0)
+                (void)fd_mount_ident(fd, ret);
+}
+
+/* An allowed mount of verdict v at the caller's target, open at target ("/proc/self/fd/N": at). */
+static int perform_mount(int listener, const struct broker_notif *n, const struct broker_policy *p,
+                         const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
+                         const struct caller *who, int target, const char *at, char *why, size_t why_size) {
+        _cleanup_close_ int device = -EBADF, source = -EBADF;
+        char dev[PATH_LIMIT];
+        struct mount_ident id;
         size_t i = 0;
         int r;
 
-        if (v->action == BROKER_DO_UMOUNT)
-                return do_umount(who, view, p, v, c->target, why, why_size);
-        target = caller_top(who, view, p, who->target, &id, NULL, why, why_size);
-        if (target < 0)
-                return target;
-        snprintf(at, sizeof(at), "/proc/self/fd/%d", target);
         switch (v->action) {
         case BROKER_DO_FUSE:
                 /* fuseblk's source is a device the kernel opens in our namespace: not for the container to name. */
@@ -407,16 +417,33 @@ static int perform(int listener, const struct broker_notif *n, const struct brok
         }
 }
 
-/* The ID of the mount on top at the caller's target, once mounted (0: it cannot be told). */
-static unsigned top_mount_id(const struct caller *who, const struct broker_view *view, const struct broker_policy *p) {
-        char why[512];
-        unsigned id = 0;
-        int fd = caller_top(who, view, p, who->target, &id, NULL, why, sizeof(why));
+/*
+ * Performs an allowed verdict in the caller's mount namespace, on its
+ * paths; *ret is the mount it made.  A refusal by its own checks, on what
+ * the policy's strings cannot show (a path not where its bind is, a device
+ * the container was not given, fuseblk), fills why; a failure of the
+ * kernel's leaves it empty.
+ */
+static int perform(int listener, const struct broker_notif *n, const struct broker_policy *p,
+                   const struct broker_call *c, const struct broker_verdict *v, const struct broker_view *view,
+                   const struct caller *who, struct mount_ident *ret, char *why, size_t why_size) {
+        struct resolved place = { .parent_fd = -EBADF };
+        struct mount_ident id;
+        char at[64];
+        int target, r;
 
-        if (fd < 0)
-                return 0;
-        close(fd);
-        return id;
+        if (v->action == BROKER_DO_UMOUNT)
+                return do_umount(who, view, p, v, c->target, why, why_size);
+        target = caller_top(who, view, p, who->target, &id, &place, why, why_size);
+        if (target < 0)
+                return target;
+        snprintf(at, sizeof(at), "/proc/self/fd/%d", target);
+        r = perform_mount(listener, n, p, c, v, view, who, target, at, why, why_size);
+        close(target);
+        if (r >= 0)
+                made_ident(&place, ret);
+        resolved_done(&place);
+        return r;
 }
 
 bool broker_notif_is_open(const struct broker_notif *n) {
@@ -564,7 +591,7 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
         if (v.action == BROKER_DENY)
                 out->error = v.error;
         else if ((r = caller_enter(listener, n, &who.root)) < 0 ||
-                 (r = perform(listener, n, p, &c, &v, view, &who, why, sizeof(why))) < 0) {
+                 (r = perform(listener, n, p, &c, &v, view, &who, &out->mount, why, sizeof(why))) < 0) {
                 out->error = -r;
                 if (*why) {
                         /* One of perform's own checks (paths resolved, devices given): a refusal, logged as one. */
@@ -577,8 +604,6 @@ void broker_serve(int listener, const struct broker_notif *n, const struct broke
         } else {
                 out->mounted = v.action != BROKER_DO_UMOUNT;
                 out->unmounted = v.action == BROKER_DO_UMOUNT;
-                if (out->mounted)
-                        out->mount_id = top_mount_id(&who, view, p);
                 snprintf(out->target, sizeof(out->target), "%s", c.target);
         }
         line = broker_describe(&c, &v);

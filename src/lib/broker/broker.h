@@ -24,6 +24,7 @@
 
 #include "broker-policy.h"
 #include "caller-view.h" /* struct broker_notif, struct broker_view */
+#include "mount-identity.h"
 
 /* The next notification on listener (readable): 0, -ENOENT if its caller is gone already, or -errno. */
 int broker_recv(int listener, struct broker_notif *ret);
@@ -37,13 +38,13 @@ bool broker_notif_is_open(const struct broker_notif *n);
 
 /* What broker_serve did, for the agent's table and the container's log. */
 struct broker_outcome {
-        int error;         /* what the caller got: 0 or an errno */
-        bool mounted;      /* target now has a mount it made */
-        bool unmounted;    /* target's mount it made is gone */
-        bool answered;     /* a trapped open: broker_serve answered the caller itself */
-        unsigned mount_id; /* mounted: the ID of the mount it made (0: unknown) */
-        char target[4096]; /* the call's target, as the caller gave it (for mounted/unmounted) */
-        char line[1024];   /* for the log: broker_describe(), or what failed */
+        int error;                /* what the caller got: 0 or an errno */
+        bool mounted;             /* target now has a mount it made */
+        bool unmounted;           /* target's mount it made is gone */
+        bool answered;            /* a trapped open: broker_serve answered the caller itself */
+        struct mount_ident mount; /* mounted: the mount it made (0s: unknown) */
+        char target[4096];        /* the call's target, as the caller gave it (for mounted/unmounted) */
+        char line[1024];          /* for the log: broker_describe(), or what failed */
 };
 
 /*

@@ -105,15 +105,17 @@ static bool is_the_bind(int fd, const struct broker_bind *b, const struct broker
         const char *w = NULL;
         _cleanup_close_ int source = resolve_confined(b->source, p->kubelet_dir, &w, component, sizeof(component));
         struct stat st, sst;
-        unsigned id;
+        struct mount_ident id;
 
         if (source >= 0 && fstat_sync(fd, AT_STATX_DONT_SYNC, &st) >= 0 &&
             fstat_sync(source, AT_STATX_DONT_SYNC, &sst) >= 0 && st.st_dev == sst.st_dev && st.st_ino == sst.st_ino)
                 return true;
-        if (fd_mount_id(fd, &id) < 0)
+        if (fd_mount_ident(fd, &id) < 0)
                 return false;
+        /* A record from an older agent (no ID) is not enough here: the bind check would be skipped. */
         for (size_t i = 0; p->mounted_ids && p->mounted[i]; i++)
-                if (streq(p->mounted[i], b->source) && p->mounted_ids[i] == id)
+                if (streq(p->mounted[i], b->source) && p->mounted_ids[i].id &&
+                    mount_ident_same(&p->mounted_ids[i], &id))
                         return true;
         return false;
 }

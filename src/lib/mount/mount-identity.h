@@ -5,6 +5,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
@@ -13,6 +15,26 @@ struct km_mount;
 
 /* The mount ID (mountinfo's first field) of what fd is open on: statx STATX_MNT_ID, else fdinfo (mountpoint.c). */
 int fd_mount_id(int fd, unsigned *ret);
+
+/*
+ * Which mount a record names: mountinfo's ID, which the kernel gives again
+ * once the mount is gone, and the 64-bit one it never reuses (statx
+ * STATX_MNT_ID_UNIQUE, Linux 6.8, probed per call; 0 where it has none).
+ */
+struct mount_ident {
+        unsigned id;
+        uint64_t unique;
+};
+
+/* Both IDs of what fd is open on (cached attributes only: no FUSE daemon is asked). */
+int fd_mount_ident(int fd, struct mount_ident *ret);
+
+/*
+ * Whether the mount now is the one recorded: by the unique ID where both
+ * have one, else by mountinfo's; a record with neither (an older agent's)
+ * cannot tell, and is taken for it.
+ */
+bool mount_ident_same(const struct mount_ident *recorded, const struct mount_ident *now);
 
 /*
  * What is mounted at PARENT/NAME now (the topmost mount there, or the plain

@@ -44,6 +44,29 @@ int fd_mount_id(int fd, unsigned *ret) {
         return fdinfo_mnt_id(fd, ret);
 }
 
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
+int fd_mount_ident(int fd, struct mount_ident *ret) {
+        struct statx stx;
+        int r = fd_mount_id(fd, &ret->id);
+
+        ret->unique = 0;
+        /* The same kernels as statmount(2), and disabled with it (KUBEMOUNT_COMPAT=statmount). */
+        if (r >= 0 && feature_available(KM_FEATURE_STATMOUNT) &&
+            statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+            (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+                ret->unique = stx.stx_mnt_id;
+        return r;
+}
+
+bool mount_ident_same(const struct mount_ident *recorded, const struct mount_ident *now) {
+        if (recorded->unique && now->unique)
+                return recorded->unique == now->unique;
+        return recorded->id == 0 || recorded->id == now->id;
+}
+
 /* The directory that holds the non-directory open at fd (which has no ".."). */
 static int open_parent_of_file(int fd) {
         char link[64], path[PATH_MAX];

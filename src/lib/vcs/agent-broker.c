@@ -69,6 +69,22 @@ int agent_broker_listen(struct agent *a, struct ctr *c, int fd) {
         return r;
 }
 
+/* The records' IDs as JSON arrays: mountinfo's, or (unique) the 64-bit ones, each beside its target. */
+static json_t *json_from_ids(const struct mount_ident *ids, size_t n, bool unique) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < n; i++)
+                if (json_array_append_new(a, json_integer(unique ? (json_int_t)ids[i].unique : ids[i].id)) < 0)
+                        return json_decref(a), NULL;
+        return a;
+}
+
+/* Record i's identity from those arrays (a record of an older agent has no unique IDs: 0). */
+static struct mount_ident ident_at(json_t *ids, json_t *uniques, size_t i) {
+        return (struct mount_ident){ (unsigned)json_integer_value(json_array_get(ids, i)),
+                                     (uint64_t)json_integer_value(json_array_get(uniques, i)) };
+}
+
 /* ---- in the worker ---------------------------------------------------------- */
 
 static uint64_t hex_u64(json_t *v) {
@@ -142,22 +158,23 @@ static int serve_call(struct agent *a, json_t *ctx, int listener, int sock) {
         char *const none[] = { NULL };
         /* What it has mounted, as the loop knows it now (a kept worker's own copy of the table is old). */
         char *mounted[BROKER_MAX_MOUNTS_DEFAULT + 1] = {};
-        unsigned mounted_ids[BROKER_MAX_MOUNTS_DEFAULT] = {};
-        json_t *ids = json_object_get(ctx, "mounted_ids");
+        struct mount_ident mounted_ids[BROKER_MAX_MOUNTS_DEFAULT] = {};
+        json_t *ids = json_object_get(ctx, "mounted_ids"), *uniques = json_object_get(ctx, "mounted_unique_ids");
 
         json_array_foreach(json_object_get(ctx, "mounted"), i,
                            t) if (json_is_string(t) && i < BROKER_MAX_MOUNTS_DEFAULT) {
                 mounted[i] = (char *)json_string_value(t);
-                mounted_ids[i] = (unsigned)json_integer_value(json_array_get(ids, i));
+                mounted_ids[i] = ident_at(ids, uniques, i);
         }
         p.mounted = mounted;
         p.mounted_ids = mounted_ids;
         if (!p.types)
                 p.types = none;
         broker_serve(listener, &n, &p, &view, out);
-        answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s, s:I}", "error", out->error, "mounted", out->mounted,
+        answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s, s:I, s:I}", "error", out->error, "mounted", out->mounted,
                            "unmounted", out->unmounted, "answered", out->answered, "target", out->target, "line",
-                           out->line, "mount_id", (json_int_t)out->mount_id);
+                           out->line, "mount_id", (json_int_t)out->mount.id, "mount_unique_id",
+                           (json_int_t)out->mount.unique);
         r = answer ? proto_send(sock, answer, NULL, 0) : -ENOMEM;
         json_decref(answer);
         free(out);
@@ -243,9 +260,9 @@ static void broker_log(struct ctr *c, const char *line, const char *message_id, 
         log_append(c, line);
 }
 
-/* The record of a mount made at target, with its mount ID. */
-static int brokered_add(struct ctr *c, const char *target, unsigned id) {
-        unsigned *ids = reallocarray(c->brokered_ids, c->n_brokered + 1, sizeof(*ids));
+/* The record of a mount made at target, with which mount it is. */
+static int brokered_add(struct ctr *c, const char *target, struct mount_ident id) {
+        struct mount_ident *ids = reallocarray(c->brokered_ids, c->n_brokered + 1, sizeof(*ids));
         size_t n = c->n_brokered;
 
         if (!ids)
@@ -268,15 +285,6 @@ static void brokered_remove(struct ctr *c, const char *target) {
                         c->n_brokered--;
                         return;
                 }
-}
-
-static json_t *json_from_ids(const unsigned *ids, size_t n) {
-        json_t *a = json_array();
-
-        for (size_t i = 0; a && i < n; i++)
-                if (json_array_append_new(a, json_integer(ids[i])) < 0)
-                        return json_decref(a), NULL;
-        return a;
 }
 
 static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, int *fds, size_t n_fds) {
@@ -313,12 +321,17 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                            json_is_true(json_object_get(answer, "unmounted")),
                    target);
         if (target && json_is_true(json_object_get(answer, "mounted")))
-                (void)brokered_add(c, target, (unsigned)json_integer_value(json_object_get(answer, "mount_id")));
+                (void)brokered_add(c, target,
+                                   (struct mount_ident){
+                                           (unsigned)json_integer_value(json_object_get(answer, "mount_id")),
+                                           (uint64_t)json_integer_value(json_object_get(answer, "mount_unique_id")) });
         if (target && json_is_true(json_object_get(answer, "unmounted")))
                 brokered_remove(c, target);
         if (target && c->state) {
                 json_object_set_new(c->state, "brokered", json_from_strv(c->brokered));
-                json_object_set_new(c->state, "brokered_ids", json_from_ids(c->brokered_ids, c->n_brokered));
+                json_object_set_new(c->state, "brokered_ids", json_from_ids(c->brokered_ids, c->n_brokered, false));
+                json_object_set_new(c->state, "brokered_unique_ids",
+                                    json_from_ids(c->brokered_ids, c->n_brokered, true));
                 (void)agent_save_state(a, c);
         }
         /* Recorded first: the caller's next call may be the umount of it. */
@@ -462,9 +475,11 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 snprintf(v, sizeof(v), "%" PRIx64, n.args[i]);
                 json_array_append_new(json_object_get(ctx, "args"), json_string(v));
         }
-        if (ctx &&
-            (json_object_set_new(ctx, "mounted", json_from_strv(l->ctr->brokered)) < 0 ||
-             json_object_set_new(ctx, "mounted_ids", json_from_ids(l->ctr->brokered_ids, l->ctr->n_brokered)) < 0))
+        if (ctx && (json_object_set_new(ctx, "mounted", json_from_strv(l->ctr->brokered)) < 0 ||
+                    json_object_set_new(ctx, "mounted_ids",
+                                        json_from_ids(l->ctr->brokered_ids, l->ctr->n_brokered, false)) < 0 ||
+                    json_object_set_new(ctx, "mounted_unique_ids",
+                                        json_from_ids(l->ctr->brokered_ids, l->ctr->n_brokered, true)) < 0))
                 ctx = (json_decref(ctx), NULL);
         if (ctx && server_take(a, l->ctr, l->fd, ctx)) {
                 l->ctr->brokering++;
@@ -488,9 +503,10 @@ void agent_broker_adopt(struct agent *a, struct ctr *c) {
                 return;
         /* Asked here, in the agent: the workers that serve its calls then inherit the answer. */
         (void)fuse_clone_crosses_userns();
-        json_t *ids = json_object_get(c->state, "brokered_ids");
+        json_t *ids = json_object_get(c->state, "brokered_ids"),
+               *uniques = json_object_get(c->state, "brokered_unique_ids");
         json_array_foreach(json_object_get(c->state, "brokered"), i, v) if (json_is_string(v))(void)
-                brokered_add(c, json_string_value(v), (unsigned)json_integer_value(json_array_get(ids, i)));
+                brokered_add(c, json_string_value(v), ident_at(ids, uniques, i));
         fd = sys_pidfd_getfd(c->pidfd, LAUNCH_BROKER_FD);
         if (fd < 0 || agent_broker_listen(a, c, fd) < 0)
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: its listener is lost (%s); its mounts get ENOSYS",

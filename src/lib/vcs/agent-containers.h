@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "launch.h"
+#include "mount-identity.h"
 #include "seccomp-filter.h"
 #include "spec.h"
 
@@ -73,8 +74,8 @@ struct ctr {
         int waiters[8]; /* clients answered {"exit": N} when it ends */
         /* Unprivileged (spec->broker): the broker's listeners and what it mounted for it (agent-broker.h). */
         struct broker_listener *listeners;
-        char **brokered;        /* targets, as the container named them */
-        unsigned *brokered_ids; /* beside each: the ID of the mount made there (0: unknown, an older record) */
+        char **brokered;                  /* targets, as the container named them */
+        struct mount_ident *brokered_ids; /* beside each: the mount made there (0s: unknown, an older record) */
         size_t n_brokered;
         int brokering;           /* its calls being served by workers */
         uint64_t log_window_ms;  /* the broker's lines: when this window of BROKER_LOG_WINDOW_MS began, */
