@@ -434,9 +434,10 @@ check "[flood] rm" km rm flood
 mkdir -p "$VOLS/flags" "$VOLS/kept"
 AGENT=$(vcs_agent_pids | head -n 1)
 # run_counting_forks CMD...: run CMD; FORKS = the process or thread starts of the agent itself meanwhile
-# (strace -f prefixes each line with its pid; the container's shell forks too).
+# (strace -f prefixes each line with its pid; the container's shell forks too); RECEIVED = the
+# messages its children received (recvmsg: a kept broker worker's calls).
 run_counting_forks() {
-        strace -f -qq -e trace=clone,clone3,fork,vfork -o "$KM_SCRATCH/agent.clones" -p "$AGENT" 2>/dev/null &
+        strace -f -qq -e trace=clone,clone3,fork,vfork,recvmsg -o "$KM_SCRATCH/agent.clones" -p "$AGENT" 2>/dev/null &
         local st=$!
         wait_for 5 test -s "/proc/$st/status"
         sleep 0.3
@@ -444,18 +445,22 @@ run_counting_forks() {
         kill "$st" 2>/dev/null
         wait "$st" 2>/dev/null
         FORKS=$(grep -c "^$AGENT .*\(clone\|fork\)" "$KM_SCRATCH/agent.clones")
+        RECEIVED=$(grep -v "^$AGENT " "$KM_SCRATCH/agent.clones" | grep -c ' recvmsg(')
 }
 run_counting_forks km run --name flags --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/flags" "${KB[@]}" -- \
         sh -c "i=0; n=0; while [ \$i -lt 100 ]; do mount -o remount,ro '$CVOLS/flags' 2>/dev/null || n=\$((n + 1)); i=\$((i + 1)); done; echo \$n refused"
 is "$RC:$OUT" "0:100 refused" "[flags] 100 remounts from a container: each refused"
 check "[flags] ... and the agent forked no worker per call ($FORKS process or thread starts of its own for the run and its 100 calls)" \
         test "$FORKS" -lt 30
+check "[flags] ... nor gave them to the kept worker: they were answered in the loop ($RECEIVED messages to its children)" \
+        test "$RECEIVED" -lt 10
 
 # Calls it serves go to the container's kept worker, forked once: 30 mounts and umounts, no fork each.
 run_counting_forks km run --name kept --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/kept" "${KB[@]}" -- \
         sh -c "i=0; n=0; while [ \$i -lt 30 ]; do mount -t tmpfs -o size=1m km-kept '$CVOLS/kept' && umount '$CVOLS/kept' && n=\$((n + 1)); i=\$((i + 1)); done; echo \$n served"
 is "$RC:$OUT" "0:30 served" "[kept] 30 tmpfs mounts and umounts from a container: each served"
 check "[kept] ... by its kept worker: the agent forked $FORKS times for the run and its 60 calls" test "$FORKS" -lt 20
+check "[kept] ... which received each ($RECEIVED messages to the agent's children)" test "$RECEIVED" -ge 60
 holds "[kept] ... and nothing is left mounted there" test -z "$(mounts_in host "$VOLS/kept")"
 
 # ---- a type the container may not mount ------------------------------------
