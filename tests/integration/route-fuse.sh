@@ -65,6 +65,20 @@ is "$RC" 32 "a second mount of $V: exit 32"
 like "$ERR" "already mounted|serving it already" "... it says why"
 is "$(grep -c " $V " /proc/self/mountinfo)" 1 "... and nothing was stacked"
 
+# 2a. A routed mount at (or below) a running `run` container's --mount-target is refused, naming
+# it: no two containers share a mount's place (the run container's broker could unmount it).
+mkdir -p "$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/held/sub"
+HELD=$KUBELET_DIR/pods/uid-a/volumes/kubernetes.io~csi/held
+check "a run container holds --mount-target $HELD" km run -d --name holder --image fuse-tools:latest \
+        --mount-target "$HELD" -- sleep 600
+for t in "$HELD" "$HELD/sub"; do
+        run in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs "$KUBELET_DIR/export" "$t"
+        is "$RC" 32 "a routed mount at $t, the run container's target or below it, is refused (exit 32)"
+        like "$ERR" "container holder has $HELD" "... naming the container and its target"
+        check_fails "... nothing is mounted at $t" is_mounted host "$t"
+done
+check "... the run container's rm -f" km rm -f holder
+
 # 2b. The mount(8) is its container's command, and config.json, state.json and ps show its argv
 # only masked: a source with a URL's password (a directory here) keeps the password out of them.
 SECRET_DIR="$KUBELET_DIR/s3/x:/"
