@@ -2,23 +2,23 @@
 /*
  * OpenSSL's libcrypto, loaded on first use: only digests (pulls, imports)
  * and registry credentials need it, not every kubemount exec.
- * Prototypes come from <openssl/evp.h>, so every call is still type-checked.
+ * Prototypes come from <openssl/evp.h> and <openssl/sha.h>, so every call is still type-checked.
  */
 #pragma once
 
+/* Before any OpenSSL header: the SHA256_* functions are deprecated (digest.c says why they are used). */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include "dl.h"
 
 #define KM_LIBCRYPTO_SYMBOLS(X)                                                                                        \
         X(EVP_DecodeBlock)                                                                                             \
-        X(EVP_DigestFinal_ex)                                                                                          \
-        X(EVP_DigestInit_ex)                                                                                           \
-        X(EVP_DigestUpdate)                                                                                            \
         X(EVP_EncodeBlock)                                                                                             \
-        X(EVP_MD_CTX_free)                                                                                             \
-        X(EVP_MD_CTX_new)                                                                                              \
-        X(EVP_sha256)
+        X(SHA256_Final)                                                                                                \
+        X(SHA256_Init)                                                                                                 \
+        X(SHA256_Update)
 
 #define KM_DECLARE_SYM(f) extern __typeof__(f) *sym_##f;
 KM_LIBCRYPTO_SYMBOLS(KM_DECLARE_SYM)

@@ -10,8 +10,6 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include "jansson-dl.h"
-#include <openssl/evp.h>
-
 #include "libcrypto-dl.h"
 #include "registry-auth.h"
 #include "registry-http.h"
