@@ -322,8 +322,7 @@ static int caller_top(const struct caller *who, const struct broker_view *view, 
         if (r < 0)
                 return r;
         r = mount_top_at(at.parent_fd, at.name, &ret->id);
-        if (r >= 0)
-                (void)fd_mount_ident(r, ret);
+        ret->unique = r >= 0 ? fd_mount_unique_id(r) : 0;
         if (ret_at && r >= 0)
                 *ret_at = at;
         else

@@ -28,6 +28,8 @@ struct mount_ident {
 
 /* Both IDs of what fd is open on (cached attributes only: no FUSE daemon is asked). */
 int fd_mount_ident(int fd, struct mount_ident *ret);
+/* The unique one alone (0: the kernel has none). */
+uint64_t fd_mount_unique_id(int fd);
 
 /*
  * Whether the mount now is the one recorded: by the unique ID where both

@@ -48,16 +48,21 @@ int fd_mount_id(int fd, unsigned *ret) {
 #define STATX_MNT_ID_UNIQUE 0x00004000U
 #endif
 
-int fd_mount_ident(int fd, struct mount_ident *ret) {
+uint64_t fd_mount_unique_id(int fd) {
         struct statx stx;
-        int r = fd_mount_id(fd, &ret->id);
 
-        ret->unique = 0;
         /* The same kernels as statmount(2), and disabled with it (KUBEMOUNT_COMPAT=statmount). */
-        if (r >= 0 && feature_available(KM_FEATURE_STATMOUNT) &&
+        if (feature_available(KM_FEATURE_STATMOUNT) &&
             statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
             (stx.stx_mask & STATX_MNT_ID_UNIQUE))
-                ret->unique = stx.stx_mnt_id;
+                return stx.stx_mnt_id;
+        return 0;
+}
+
+int fd_mount_ident(int fd, struct mount_ident *ret) {
+        int r = fd_mount_id(fd, &ret->id);
+
+        ret->unique = r >= 0 ? fd_mount_unique_id(fd) : 0;
         return r;
 }
 
