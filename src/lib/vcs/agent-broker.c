@@ -387,10 +387,12 @@ void agent_broker_server_start(struct agent *a, struct ctr *c) {
         }
 }
 
-/* The call to the kept worker, if it is idle (it takes ctx): whether it did. */
+/* The call to the kept worker, forked on the first call, if it is idle (it takes ctx): whether it did. */
 static bool server_take(struct agent *a, struct ctr *c, int listener, json_t *ctx) {
         struct itimerspec t = { .it_value = { BROKER_TIMEOUT_MS / 1000, 0 } };
 
+        if (c->server_sock < 0)
+                agent_broker_server_start(a, c);
         if (c->server_sock < 0 || c->server_call)
                 return false;
         if (c->server_timer < 0 &&
@@ -511,7 +513,7 @@ void agent_broker_adopt(struct agent *a, struct ctr *c) {
         if (fd < 0 || agent_broker_listen(a, c, fd) < 0)
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: its listener is lost (%s); its mounts get ENOSYS",
                         c->name, strerror(fd < 0 ? -fd : EIO));
-        agent_broker_server_start(a, c);
+        /* Its kept worker is forked on its next call (server_take): an adopted container has made its mounts. */
 }
 
 void agent_broker_done(struct agent *a) {

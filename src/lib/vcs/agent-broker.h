@@ -35,8 +35,9 @@ int agent_broker_listen(struct agent *a, struct ctr *c, int fd);
 void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events);
 
 /*
- * The container's kept worker, forked once (after it started, before its
- * first call): an idle one serves the next call without a fork, a busy one
+ * The container's kept worker, forked once (a routed mount's after it
+ * started, any other's at its first call; again after one ended): an idle
+ * one serves the next call without a fork, a busy one
  * (a mount waiting on its server) leaves the next to a worker of its own.
  * It is a worker in all else: it holds only its socket and the listener's
  * fd of the call, is killed at the call's timeout (ETIMEDOUT) and with the

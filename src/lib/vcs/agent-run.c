@@ -234,7 +234,13 @@ static int run_started(struct agent *a, struct ctr *c, int conn, pid_t pid, int 
                                                   (int)pid, "warnings", warnings ?: json_array()));
         else
                 json_decref(warnings);
-        agent_broker_server_start(a, c); /* after the answer: its fork is not the client's wait */
+        /*
+         * A routed mount's container calls mount(2) at once: its kept broker worker is forked now,
+         * after the answer, while the client checks its target.  Any other's on its first call
+         * (server_take): most never make one, and a fork per container is a cost of every start.
+         */
+        if (c->mount_pending)
+                agent_broker_server_start(a, c);
         if (c->command_fd >= 0) {
                 /* Held: its client says go (agent_op_go) on this connection, or hangs up and it ends. */
                 if (conn < 0)
