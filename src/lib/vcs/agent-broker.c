@@ -25,7 +25,7 @@
 #include "userns.h"
 
 /* A mount waits on its server (mount.nfs retries for two minutes): the worker may take that long. */
-#define BROKER_TIMEOUT_MS (150 * 1000)
+#define BROKER_TIMEOUT_DEFAULT_S 150
 /* Calls of one container served at once; more get EAGAIN (a thousand threads must not fork a thousand workers). */
 #define BROKER_CONCURRENT_MAX 8
 
@@ -83,6 +83,29 @@ static json_t *json_from_ids(const struct mount_ident *ids, size_t n, bool uniqu
 static struct mount_ident ident_at(json_t *ids, json_t *uniques, size_t i) {
         return (struct mount_ident){ (unsigned)json_integer_value(json_array_get(ids, i)),
                                      (uint64_t)json_integer_value(json_array_get(uniques, i)) };
+}
+
+/*
+ * How long a call may take to be served, mount(2) included: $KUBEMOUNT_BROKER_TIMEOUT
+ * seconds (1..3600, default 150), read once; then the worker is killed and the caller
+ * gets ETIMEDOUT.
+ */
+static int broker_timeout_s(void) {
+        static int s;
+
+        if (!s) {
+                const char *e = getenv("KUBEMOUNT_BROKER_TIMEOUT");
+                char *end;
+                long v = e && *e ? strtol(e, &end, 10) : BROKER_TIMEOUT_DEFAULT_S;
+
+                if (e && *e && (*end || v < 1 || v > 3600)) {
+                        log_msg(KM_LOG_WARNING, "agent: KUBEMOUNT_BROKER_TIMEOUT=%s is not 1..3600 seconds: %d used", e,
+                                BROKER_TIMEOUT_DEFAULT_S);
+                        v = BROKER_TIMEOUT_DEFAULT_S;
+                }
+                s = (int)v;
+        }
+        return s;
 }
 
 /* ---- in the worker ---------------------------------------------------------- */
@@ -389,7 +412,7 @@ void agent_broker_server_start(struct agent *a, struct ctr *c) {
 
 /* The call to the kept worker, forked on the first call, if it is idle (it takes ctx): whether it did. */
 static bool server_take(struct agent *a, struct ctr *c, int listener, json_t *ctx) {
-        struct itimerspec t = { .it_value = { BROKER_TIMEOUT_MS / 1000, 0 } };
+        struct itimerspec t = { .it_value = { broker_timeout_s(), 0 } };
 
         if (c->server_sock < 0)
                 agent_broker_server_start(a, c);
@@ -487,7 +510,8 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 l->ctr->brokering++;
                 return;
         }
-        r = ctx ? agent_worker_start(a, -EBADF, ctx, BROKER_TIMEOUT_MS, broker_work, broker_done, &l->fd, 1) : -ENOMEM;
+        r = ctx ? agent_worker_start(a, -EBADF, ctx, broker_timeout_s() * 1000, broker_work, broker_done, &l->fd, 1)
+                : -ENOMEM;
         if (r < 0) {
                 log_msg(KM_LOG_WARNING, "container %s: mount broker: %s", l->ctr->name, strerror(-r));
                 (void)broker_answer(l->fd, n.id, -r);
