@@ -8,8 +8,8 @@
 # faults the page in through the stopped daemon, so the broker's kept
 # worker waits: at the timeout the agent kills it, the caller gets
 # ETIMEDOUT, the container's log says so, and nothing was mounted.  Once the
-# daemon goes on, the container's next call (the umount of its bindfs) is
-# served, by a kept worker forked again at that call.
+# daemon goes on, the container's next calls (a tmpfs below its bindfs and
+# its umount) are served, by a kept worker forked again at the first.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 need_images fuse-tools
@@ -31,6 +31,7 @@ mkdir -p "$VOL" "$SRC/inner" "$KUBELET_DIR/bin" "$KUBELET_DIR/ctl"
 printf '%s\0' "$CVOL/inner" >"$SRC/target"
 install -m 0755 "$BROKER_STALL" "$KUBELET_DIR/bin/broker-stall" || bail_out "cannot install broker-stall"
 KB=(--mount "$KUBELET_DIR:/var/lib/kubelet:rshared")
+NL=$'\n'
 
 # daemon_of NAME: the pid of the first child of NAME's PID 1 (its command: the bindfs daemon).
 daemon_of() {
@@ -72,10 +73,13 @@ check_fails "... nothing is mounted at its target" is_mounted host "$VOL/inner"
 # broker-stall's exit unmaps a file of the stopped daemon's: it ends once the daemon goes on.
 kill -CONT "$DAEMON"
 wait "$STALL"
-check "with the daemon going on, the container's next call is served: the umount of its bindfs" \
-        km exec stall -- umount "$CVOL"
-check_fails "... its bindfs is gone from the host" is_mounted host "$VOL"
-like "$(km logs stall 2>&1)" "mount broker: umount [^$'\n']*$VOL[^$'\n']*: allowed" "... logs: the umount, allowed"
+check "with the daemon going on, the container's next call is served: a tmpfs below its bindfs" \
+        km exec stall -- mount -t tmpfs -o size=1m km-next "$CVOL/inner"
+check "... in the host" is_mounted host "$VOL/inner"
+like "$(km logs stall 2>&1)" "mount broker: mount -t tmpfs km-next on $VOL/inner [^$NL]*: allowed" \
+        "... logs: allowed"
+check "... and its umount" km exec stall -- umount "$CVOL/inner"
+check_fails "... gone from the host" is_mounted host "$VOL/inner"
 check "rm -f" km rm -f stall
 
 vcs_cleanup

@@ -112,7 +112,8 @@ int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve) {
                 int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
                 if (fd >= 0)
                         return fd;
-                if (errno != EAGAIN)
+                /* EAGAIN: a rename raced RESOLVE_IN_ROOT's walk; with RESOLVE_CACHED, "not in the cache" (final). */
+                if (errno != EAGAIN || (resolve & RESOLVE_CACHED))
                         return -errno;
         }
         return -EAGAIN;

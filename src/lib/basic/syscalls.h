@@ -104,7 +104,9 @@ int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_at
 int sys_open_tree(int dfd, const char *path, unsigned flags);
 /*
  * openat2(2) (5.6) with O_CLOEXEC added, retried on EAGAIN (a rename or mount
- * raced with a RESOLVE_* lookup); returns the fd or -errno (-ENOSYS before 5.6).
+ * raced with a RESOLVE_* lookup; not with RESOLVE_CACHED, where EAGAIN means
+ * the walk needed more than the cache); returns the fd or -errno (-ENOSYS
+ * before 5.6).
  */
 int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
 int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags);
