@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -23,6 +24,7 @@
 #include "vcs-route.h"
 
 #define STATD_NAME "nfs-statd"
+#define STATD_LOCK "nfs-statd" /* STATE_DIR/nfs-statd.lock */
 #define STATD_READY_MS 15000
 #define STATD_STOP_MS 5000
 
@@ -152,6 +154,14 @@ int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_ent
         return statd_wait(a, err);
 }
 
+int statd_hold(const struct km_router *r, struct km_error *err) {
+        int fd = vcs_state_lock(r->state_dir, STATD_LOCK, LOCK_SH);
+
+        if (fd == -ENOENT)
+                return -ENOENT;
+        return fd < 0 ? error_set(err, fd, "the lock of container %s", STATD_NAME) : fd;
+}
+
 static int statd_in_use_in_ns(void *userdata, struct km_error *err) {
         bool *used = userdata;
         struct km_mount_table *t = NULL;
@@ -171,7 +181,13 @@ void statd_down_if_unused(const struct km_router *r) {
         struct km_error err = {};
         bool used = true;
 
+        _cleanup_close_ int lock = -EBADF;
+
         if (vcs_container_exists(r->state_dir, STATD_NAME, NULL) <= 0)
+                return;
+        /* Held: a mount is between its statd_up() and its mount(2), and needs this statd. */
+        lock = vcs_state_lock(r->state_dir, STATD_LOCK, LOCK_EX | LOCK_NB);
+        if (lock < 0)
                 return;
         if (km_host_run(r->host, statd_in_use_in_ns, &used, &err) < 0 || used)
                 return;

@@ -16,5 +16,16 @@ bool statd_wanted(const char *fstype, const char *options);
  * runs and answering.  0, or -errno with err set.
  */
 int statd_up(const struct km_router *r, struct km_agent *a, const struct vcs_entry *e, struct km_error *err);
-/* After a routed umount: "nfs-statd" ends when no mount of the host's takes v3 locks. */
+/*
+ * What a mount that needs statd holds from before statd_up() until its
+ * mount(2) is done (shared): the teardown below does not end statd while
+ * one is on its way.  An fd to close, or -errno with err set; -ENOENT (no
+ * state dir yet, so no statd container to end either) is not an error: the
+ * mount goes on without it.
+ */
+int statd_hold(const struct km_router *r, struct km_error *err);
+/*
+ * After a routed umount: "nfs-statd" ends when no mount of the host's takes
+ * v3 locks and none is on its way (statd_hold()).
+ */
 void statd_down_if_unused(const struct km_router *r);

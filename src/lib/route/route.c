@@ -356,7 +356,7 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
         char name[ROUTE_NAME_MAX];
         char **argv = NULL, **env = NULL, **shown = NULL;
         _cleanup_free_ char *password = NULL;
-        _cleanup_close_ int in = -EBADF;
+        _cleanup_close_ int in = -EBADF, statd_lock = -EBADF;
         struct target_gate gate = { r, m, name, NULL, false, false };
         int status = -1, q;
         bool gone;
@@ -395,10 +395,16 @@ static int mount_in_container(struct km_router *r, struct route_mount *m, int *e
                 q = error_set(err, q, "mount: %s: the types its container may mount", s->target);
                 goto out;
         }
-        /* Before mount.nfs, which refuses v3 locks that no statd answers for. */
-        if (statd_wanted(s->fstype, s->options) && (q = statd_up(r, a, e, err)) < 0) {
-                q = error_wrap(err, q, "mount: %s: NFS v3 locks need rpc.statd", s->target);
-                goto out;
+        /* Before mount.nfs, which refuses v3 locks that no statd answers for; held until it is done. */
+        if (statd_wanted(s->fstype, s->options)) {
+                statd_lock = statd_hold(r, err);
+                q = statd_lock == -ENOENT ? 0 : statd_lock;
+                if (q >= 0)
+                        q = statd_up(r, a, e, err);
+                if (q < 0) {
+                        q = error_wrap(err, q, "mount: %s: NFS v3 locks need rpc.statd", s->target);
+                        goto out;
+                }
         }
         /* A client that keeps running stays with its container; any other's ends with it. */
         q = vcs_run_held(a, v, &(struct vcs_held){ argv, env, e->daemon, target_gate, &gate },

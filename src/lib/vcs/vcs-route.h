@@ -30,6 +30,12 @@ int vcs_agent_alive(struct km_agent *a);
  */
 int vcs_container_exists(const char *state_dir, const char *name, struct km_error *err);
 /*
+ * The lock file NAME.lock of the state dir (as above), made if missing,
+ * flock()ed with op (LOCK_SH, LOCK_EX, | LOCK_NB): its fd, or -errno
+ * (-ENOENT: no state dir yet, -EWOULDBLOCK: held).
+ */
+int vcs_state_lock(const char *state_dir, const char *name, int op);
+/*
  * A detached container of v whose command is held->argv (env: held->env,
  * NULL for v's), started only once held->gate passed, after its PID 1 is
  * set up, while its name holds its targets (agent-run.h); its stdio fds.

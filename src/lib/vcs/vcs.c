@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -422,6 +423,26 @@ int vcs_container_exists(const char *state_dir, const char *name, struct km_erro
         if (lstat(path, &st) == 0)
                 return S_ISDIR(st.st_mode);
         return errno == ENOENT || errno == ENOTDIR ? 0 : error_set(err, -errno, "%s", path);
+}
+
+int vcs_state_lock(const char *state_dir, const char *name, int op) {
+        _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
+        int fd;
+
+        if (!dir || asprintf(&path, "%s/%s.lock", dir, name) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        while (flock(fd, op) < 0) {
+                int r = -errno;
+
+                if (r == -EINTR)
+                        continue;
+                close(fd);
+                return r;
+        }
+        return fd;
 }
 
 /*
