@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
 #include "overlay.h"
 #include "rm-rf.h"
 #include "state-dir.h"
+#include "vcs-route.h"
 
 #define NAME_MAX_LEN 128
 
@@ -320,4 +322,45 @@ int state_proc_starttime(int proc_fd, pid_t pid, uint64_t *ret) {
                 return -EBADMSG;
         *ret = v;
         return 0;
+}
+
+/* dir, else $KUBEMOUNT_STATE_DIR, else the default; absolute (a runtime's bundle path is derived from it). */
+char *state_dir_resolve(const char *dir) {
+        const char *env = getenv("KUBEMOUNT_STATE_DIR");
+
+        return path_absolute(dir && *dir ? dir : env && *env ? env : STATE_DIR_DEFAULT);
+}
+
+int vcs_container_exists(const char *state_dir, const char *name, struct km_error *err) {
+        _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
+        struct stat st;
+
+        /* A look only (the agent, which owns the dir, checks it properly): nothing is created. */
+        if (!state_name_is_valid(name))
+                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+        if (!dir || asprintf(&path, "%s/" CONTAINERS_DIR "/%s", dir, name) < 0)
+                return -ENOMEM;
+        if (lstat(path, &st) == 0)
+                return S_ISDIR(st.st_mode);
+        return errno == ENOENT || errno == ENOTDIR ? 0 : error_set(err, -errno, "%s", path);
+}
+
+int vcs_state_lock(const char *state_dir, const char *name, int op) {
+        _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
+        int fd;
+
+        if (!dir || asprintf(&path, "%s/%s.lock", dir, name) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        while (flock(fd, op) < 0) {
+                int r = -errno;
+
+                if (r == -EINTR)
+                        continue;
+                close(fd);
+                return r;
+        }
+        return fd;
 }

@@ -40,3 +40,6 @@ int state_container_list(int state_fd, char ***ret, struct km_error *err);
 
 /* Field 22 of /proc/PID/stat (start time in clock ticks) through a /proc dir fd; -ESRCH if gone. */
 int state_proc_starttime(int proc_fd, pid_t pid, uint64_t *ret);
+
+/* dir, else $KUBEMOUNT_STATE_DIR, else the default, made absolute (malloc'ed; NULL: out of memory). */
+char *state_dir_resolve(const char *dir);

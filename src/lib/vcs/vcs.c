@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -315,13 +314,6 @@ struct km_agent {
         struct km_host *host; /* a copy; NULL: the caller's own mount namespace */
 };
 
-/* dir, else $KUBEMOUNT_STATE_DIR, else the default; absolute (a runtime's bundle path is derived from it). */
-static char *state_dir_resolve(const char *dir) {
-        const char *env = getenv("KUBEMOUNT_STATE_DIR");
-
-        return path_absolute(dir && *dir ? dir : env && *env ? env : STATE_DIR_DEFAULT);
-}
-
 KM_EXPORT int km_agent_new(const struct km_host *h, const char *state_dir, struct km_agent **ret) {
         struct km_agent *a;
 
@@ -409,40 +401,6 @@ static int agent_connect(struct km_agent *a, struct km_error *err) {
         if (r < 0 && err && err->code == 0)
                 error_set(err, r, "connect to the agent at %s/%s", a->state_dir, AGENT_SOCKET);
         return r < 0 ? r : c.fd;
-}
-
-int vcs_container_exists(const char *state_dir, const char *name, struct km_error *err) {
-        _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
-        struct stat st;
-
-        /* A look only (the agent, which owns the dir, checks it properly): nothing is created. */
-        if (!state_name_is_valid(name))
-                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
-        if (!dir || asprintf(&path, "%s/" CONTAINERS_DIR "/%s", dir, name) < 0)
-                return -ENOMEM;
-        if (lstat(path, &st) == 0)
-                return S_ISDIR(st.st_mode);
-        return errno == ENOENT || errno == ENOTDIR ? 0 : error_set(err, -errno, "%s", path);
-}
-
-int vcs_state_lock(const char *state_dir, const char *name, int op) {
-        _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
-        int fd;
-
-        if (!dir || asprintf(&path, "%s/%s.lock", dir, name) < 0)
-                return -ENOMEM;
-        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        while (flock(fd, op) < 0) {
-                int r = -errno;
-
-                if (r == -EINTR)
-                        continue;
-                close(fd);
-                return r;
-        }
-        return fd;
 }
 
 /*
