@@ -9,7 +9,7 @@
 # worker waits: at the timeout the agent kills it, the caller gets
 # ETIMEDOUT, the container's log says so, and nothing was mounted.  Once the
 # daemon goes on, the container's next calls (a tmpfs below its bindfs and
-# its umount) are served, by a kept worker forked again at the first.
+# its umount) are served.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
 need_images fuse-tools

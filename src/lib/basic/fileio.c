@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -71,6 +72,13 @@ static int write_temp(int fd, const void *data, size_t size, const char **step) 
         *step = "fsync";
         if (fsync(fd) < 0)
                 return -errno;
+        return 0;
+}
+
+int flock_wait(int fd, int op) {
+        while (flock(fd, op) < 0)
+                if (errno != EINTR)
+                        return -errno;
         return 0;
 }
 

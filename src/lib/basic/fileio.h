@@ -18,6 +18,9 @@ const char *path_display_at(int dirfd, const char *name, char *buf, size_t size)
  * fsync, rename over NAME, fsync the directory.  On any failure the old
  * file is byte-identical and the temp file is gone (ENOSPC, EROFS, ...).
  */
+/* flock(2) of fd with op (LOCK_SH, LOCK_EX, | LOCK_NB), again after EINTR: 0 or -errno. */
+int flock_wait(int fd, int op);
+
 int write_file_atomic(int dirfd, const char *name, const void *data, size_t size, mode_t mode, struct km_error *err);
 
 /*

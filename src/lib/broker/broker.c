@@ -378,8 +378,10 @@ static void made_ident(const struct resolved *place, struct mount_ident *ret) {
         *ret = (struct mount_ident){};
         if (fd == -EINVAL || fd == -ENOSYS)
                 fd = mount_top_at(place->parent_fd, place->name, &ret->id);
+        else if (fd >= 0)
+                (void)fd_mount_id(fd, &ret->id);
         if (fd >= 0)
-                (void)fd_mount_ident(fd, ret);
+                ret->unique = fd_mount_unique_id(fd);
 }
 
 /* An allowed mount of verdict v at the caller's target, open at target ("/proc/self/fd/N": at). */

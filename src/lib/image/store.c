@@ -186,13 +186,6 @@ static int open_private(int dfd, const char *name, const char *shown, struct km_
         return TAKE_FD(fd);
 }
 
-static int flock_wait(int fd, int op) {
-        while (flock(fd, op) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        return 0;
-}
-
 /* Under the exclusive lock: what killed writers left (tmp/ entries, refs/ temp files ".NAME.XXXXXX"). */
 static int clear_leftovers(struct store *s, uint64_t *freed) {
         const int dirs[] = { s->tmp_fd, s->refs_fd, s->sums_fd };

@@ -179,9 +179,8 @@ static int statd_in_use_in_ns(void *userdata, struct km_error *err) {
 void statd_down_if_unused(const struct km_router *r) {
         _cleanup_(km_agent_freep) struct km_agent *a = NULL;
         struct km_error err = {};
-        bool used = true;
-
         _cleanup_close_ int lock = -EBADF;
+        bool used = true;
 
         if (vcs_container_exists(r->state_dir, STATD_NAME, NULL) <= 0)
                 return;

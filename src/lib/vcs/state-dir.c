@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -347,20 +346,15 @@ int vcs_container_exists(const char *state_dir, const char *name, struct km_erro
 
 int vcs_state_lock(const char *state_dir, const char *name, int op) {
         _cleanup_free_ char *dir = state_dir_resolve(state_dir), *path = NULL;
-        int fd;
+        int fd, r;
 
         if (!dir || asprintf(&path, "%s/%s.lock", dir, name) < 0)
                 return -ENOMEM;
         fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        while (flock(fd, op) < 0) {
-                int r = -errno;
-
-                if (r == -EINTR)
-                        continue;
+        r = flock_wait(fd, op);
+        if (r < 0)
                 close(fd);
-                return r;
-        }
-        return fd;
+        return r < 0 ? r : fd;
 }
