@@ -264,7 +264,8 @@ static int mkdir_levels(int root_fd, const char *hier, const char *dir, bool v1)
 }
 
 struct enter {
-        pid_t pid;
+        pid_t pid;    /* 0: the caller itself, single-threaded */
+        bool skip_v2; /* a self move whose v2 group clone3 gave already */
         const char *parent, *name;
         int r;                       /* the first hierarchy's error, */
         char failed[PATH_MAX + 256]; /* and its group */
@@ -278,9 +279,15 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
         char parent[PATH_MAX], dir[PATH_MAX + 256], procs[PATH_MAX + 300], pid[32];
         int r = 0;
 
+        if (e->skip_v2 && !v1)
+                return 0;
         snprintf(parent, sizeof(parent), "%s/%s", hier, e->parent);
         snprintf(dir, sizeof(dir), "%s/%s", parent, e->name);
-        snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+        /*
+         * A v1 hierarchy moves the one thread of a caller that moves itself through "tasks" without the
+         * kernel's threadgroup lock, so without its RCU grace period (0.08 against 9.6 ms measured here).
+         */
+        snprintf(procs, sizeof(procs), "%s/%s", dir, e->pid == 0 && v1 ? "tasks" : "cgroup.procs");
         snprintf(pid, sizeof(pid), "%d\n", (int)e->pid);
         for (int i = 0; i < ENTER_TRIES; i++) {
                 if (mkdir_levels(root_fd, hier, dir, v1) < 0) {
@@ -300,18 +307,31 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
         return 0;
 }
 
+/* The v2 hierarchy: the root, or "unified" beside the v1 ones (hybrid); NULL on v1 alone. */
+static const char *v2_hierarchy(int root_fd) {
+        struct statfs sfs;
+        _cleanup_close_ int fd = -EBADF;
+
+        if (fstatfs(root_fd, &sfs) < 0)
+                return NULL;
+        if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+                return ".";
+        fd = openat(root_fd, "unified", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC ? "unified" : NULL;
+}
+
 int cgroup_open_v2(int root_fd, const char *name) {
         char buf[sizeof(delegated_self)], dir[PATH_MAX + 256];
-        struct statfs sfs;
+        const char *hier = v2_hierarchy(root_fd);
         int r = -EOPNOTSUPP;
 
-        if (fstatfs(root_fd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-                return -EOPNOTSUPP; /* v1 or hybrid: its v1 hierarchies need the move anyway */
-        snprintf(dir, sizeof(dir), "./%s/%s", cgroup_parent(root_fd, buf, sizeof(buf)), name);
+        if (!hier)
+                return -EOPNOTSUPP;
+        snprintf(dir, sizeof(dir), "%s/%s/%s", hier, cgroup_parent(root_fd, buf, sizeof(buf)), name);
         for (int i = 0; i < ENTER_TRIES; i++) {
                 int fd;
 
-                if (mkdir_levels(root_fd, ".", dir, false) < 0) {
+                if (mkdir_levels(root_fd, hier, dir, false) < 0) {
                         r = -errno;
                         continue;
                 }
@@ -323,18 +343,28 @@ int cgroup_open_v2(int root_fd, const char *name) {
         return r;
 }
 
-int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err) {
+static int enter(int root_fd, struct enter *e, struct km_error *err) {
         char buf[sizeof(delegated_self)];
-        struct enter e = { .pid = pid, .parent = cgroup_parent(root_fd, buf, sizeof(buf)), .name = name };
-        int r = for_each_hierarchy(root_fd, enter_one, &e);
+        int r;
+
+        e->parent = cgroup_parent(root_fd, buf, sizeof(buf));
+        r = for_each_hierarchy(root_fd, enter_one, e);
 
         if (r == -ENOENT)
                 return error_set_plain(err, r, "cgroups: no hierarchy under %s", CGROUP_ROOT);
         if (r == 0)
-                r = e.r;
-        if (r < 0 && e.failed[0])
-                return error_set(err, r, "cgroup %s/%s", CGROUP_ROOT, e.failed);
+                r = e->r;
+        if (r < 0 && e->failed[0])
+                return error_set(err, r, "cgroup %s/%s", CGROUP_ROOT, e->failed);
         return r < 0 ? error_set(err, r, "cgroups: %s", CGROUP_ROOT) : 0;
+}
+
+int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err) {
+        return enter(root_fd, &(struct enter){ .pid = pid, .name = name }, err);
+}
+
+int cgroup_enter_self(int root_fd, const char *name, bool v2_entered, struct km_error *err) {
+        return enter(root_fd, &(struct enter){ .pid = 0, .skip_v2 = v2_entered, .name = name }, err);
 }
 
 struct group {

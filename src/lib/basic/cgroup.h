@@ -37,11 +37,21 @@ int cgroup_root_open(struct km_error *err);
  */
 int cgroup_enter(int root_fd, pid_t pid, const char *name, struct km_error *err);
 /*
- * On a cgroup v2 host, PARENT/NAME (made if missing) opened for clone3's
- * CLONE_INTO_CGROUP (5.7): a child made in its group never has to be moved,
- * and a move takes the kernel's threadgroup lock for writing, which waits
- * for an RCU grace period and serializes every start of the node.  The fd,
- * or -EOPNOTSUPP (v1, hybrid) or -errno: then cgroup_enter() after the fork.
+ * The calling process, which must be single-threaded (a child just forked),
+ * moves itself into PARENT/NAME of every hierarchy, but the v2 one when
+ * v2_entered (clone3 made it there).  A v1 hierarchy takes it through
+ * "tasks" (its one thread), which the kernel does without the threadgroup
+ * lock cgroup_enter() needs (cgroup_open_v2): no wait for a grace period.
+ */
+int cgroup_enter_self(int root_fd, const char *name, bool v2_entered, struct km_error *err);
+/*
+ * PARENT/NAME (made if missing) of the v2 hierarchy, the only one on most
+ * hosts, "unified" on a hybrid one, opened for clone3's CLONE_INTO_CGROUP
+ * (5.7): a child made in its group never has to be moved, and a move takes
+ * the kernel's threadgroup lock for writing, which waits for an RCU grace
+ * period (4-19 ms measured here) and serializes every start of the node.
+ * The fd, or -EOPNOTSUPP (v1 alone) or -errno; the child then enters the
+ * rest with cgroup_enter_self().
  */
 int cgroup_open_v2(int root_fd, const char *name);
 /* clone3 as fork(), into the group of cgroup_fd when >= 0 (falling back to a plain fork where the kernel

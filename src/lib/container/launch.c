@@ -103,8 +103,9 @@ static pid_t command_fork(const struct command *c) {
 struct pid1 {
         const struct launch_request *rq;
         struct trees *trees;
-        int report; /* write end: a struct km_error, code 0 once the command is started */
-        int go;     /* read end: the parent has placed us in our cgroups */
+        int report;          /* write end: a struct km_error, code 0 once the command is started */
+        int go;              /* read end: the parent is done with us */
+        const char *warning; /* for the report: why we stay out of our cgroups (NULL: in them) */
 };
 
 static _Noreturn void pid1_main(struct pid1 *p) {
@@ -148,7 +149,7 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         init_title("kubemount-init");
         if (read(p->go, &c, 1) != 1)
                 _exit(125);
-        /* Now that the parent has placed us: our cgroup is the namespace's root. */
+        /* In our groups (launch_container_start): our cgroup is the namespace's root. */
         r = s->namespaces & CLONE_NEWCGROUP && unshare(CLONE_NEWCGROUP) < 0
                     ? error_set(&err, -errno, "cgroup namespace")
                     : rootfs_setup(s, p->trees, &err);
@@ -172,6 +173,8 @@ static _Noreturn void pid1_main(struct pid1 *p) {
         struct command cmd = { s, p->rq->seccomp, s->args, s->env, s->cwd, s->terminal, stdio, p->rq->userns_fd };
         if (r >= 0 && !p->rq->hold && (child = command_fork(&cmd)) < 0)
                 r = error_set(&err, -errno, "fork");
+        if (r >= 0 && p->warning)
+                snprintf(err.message, sizeof(err.message), "%s", p->warning);
         err.code = r < 0 ? r : 0;
         (void)fd_send(p->report, &err, sizeof(err), listener);
         if (r < 0)
@@ -315,7 +318,6 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
         _cleanup_(trees_done) struct trees t = { .root = -EBADF, .overlay = OVERLAY_DIRS_INIT };
         _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
         _cleanup_close_ int netns = -EBADF, cgroup = -EBADF;
-        struct km_error child_err = {};
         bool entered = false;
         int fds[2], r;
         pid_t pid;
@@ -340,21 +342,26 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
                 return error_set(err, -errno, "pipe");
         go_rd = fds[0], go_wr = fds[1];
 
-        /* Made in its group where the host has cgroup v2 (cgroup.h), else moved there below. */
+        /* Made in its v2 group (cgroup.h); it enters the v1 ones itself, first thing. */
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
                 cgroup = cgroup_open_v2(rq->cgroup_root_fd, rq->cgroup_name);
         if (rq->template_mntns_fd >= 0 && setns(rq->template_mntns_fd, CLONE_NEWNS) < 0)
                 return error_set(err, -errno, "enter the template mount namespace");
         pid = cgroup_fork_into(cgroup, (uint64_t)ns_flags(s), &entered);
         if (pid == 0) {
-                struct pid1 p = { rq, &t, report_wr, go_rd };
+                struct pid1 p = { rq, &t, report_wr, go_rd, NULL };
+                struct km_error cg = {};
 
                 /*
                  * First: until exec the command is a copy of the agent's memory (other containers' configs),
                  * and the container must not read it, nor our fds or /proc/1/exe.  The command inherits it.
-                 * The agent's environment it would still see through /proc/1/environ: gone too.
+                 * The agent's environment it would still see through /proc/1/environ: gone too, after our
+                 * move into our groups (their parent may come from $KUBEMOUNT_CGROUP_PARENT).
                  */
                 (void)prctl(PR_SET_DUMPABLE, 0);
+                if (rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
+                    cgroup_enter_self(rq->cgroup_root_fd, rq->cgroup_name, entered, &cg) < 0)
+                        p.warning = cg.message;
                 init_scrub_environ();
                 if (netns >= 0 && setns(netns, CLONE_NEWNET) < 0)
                         _exit(125);
@@ -368,9 +375,6 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
                 return error_set(err, r, "clone the container's PID 1");
         closep(&report_wr);
         closep(&go_rd);
-        if (!entered && rq->cgroup_root_fd >= 0 && rq->cgroup_name &&
-            cgroup_enter(rq->cgroup_root_fd, pid, rq->cgroup_name, &child_err) < 0)
-                log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         /* Told to go even when the write fails: its report then says it died (a reader of the pipe is gone). */
         (void)!write(go_wr, "g", 1);
         *ret = (struct launch_pending){
@@ -390,6 +394,8 @@ int launch_container_finish(struct launch_pending *p, int *ret_listener, int *re
                 child_err = (struct km_error){ -EIO, "the container's PID 1 died while setting up" };
         else if (child_err.code == 0 && p->broker && listener < 0)
                 child_err = (struct km_error){ -EIO, "the container's PID 1 sent no broker listener" };
+        else if (child_err.code == 0 && child_err.message[0])
+                log_msg(KM_LOG_WARNING, "%s; the container stays in the caller's cgroup", child_err.message);
         if (child_err.code < 0) {
                 while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
                         ;
@@ -534,8 +540,8 @@ int launch_exec(const struct exec_request *rq, pid_t *ret_pid, int *ret_listener
 
                 (void)prctl(PR_SET_DUMPABLE, 0);
                 /* Before the scrub: the group's parent may come from the environment ($KUBEMOUNT_CGROUP_PARENT). */
-                if (!entered && rq->cgroup_root_fd >= 0 && rq->cgroup_name)
-                        (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &e);
+                if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
+                        (void)cgroup_enter_self(rq->cgroup_root_fd, rq->cgroup_name, entered, &e);
                 init_scrub_environ();
 
                 struct command cmd = { rq->spec,

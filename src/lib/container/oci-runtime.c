@@ -538,7 +538,7 @@ static _Noreturn void monitor_main(const struct runtime_request *rq, int report)
         init_title("kubemount-mon");
         (void)setsid();
         if (rq->cgroup_root_fd >= 0 && rq->cgroup_name)
-                (void)cgroup_enter(rq->cgroup_root_fd, getpid(), rq->cgroup_name, &warn);
+                (void)cgroup_enter_self(rq->cgroup_root_fd, rq->cgroup_name, false, &warn);
         r = bundle_prepared(rq->spec) ? bundle_prepare(rq, &err) : 0;
         /* Left by a runtime that was killed: "run" would say that ID exists. */
         if (r >= 0 && (r = runtime_delete(rq->runtime, rq->root, rq->id, &err)) < 0)

@@ -40,7 +40,7 @@ int run_in_own_cgroup(const char *name, int (*fn)(void *userdata, int *excode, s
                 _cleanup_close_ int root = cgroup_root_open(&a.err);
                 if (root >= 0)
                         cgroup_prune(root, "mount-"); /* those of earlier helpers whose daemons ended */
-                if (root < 0 || cgroup_enter(root, getpid(), group, &a.err) < 0)
+                if (root < 0 || cgroup_enter_self(root, group, false, &a.err) < 0)
                         log_msg(KM_LOG_WARNING, "%s: %s; its daemon stays in the caller's cgroup", name, a.err.message);
                 a.err = (struct km_error){ 0 };
                 a.r = fn(userdata, &a.excode, &a.err);
