@@ -232,16 +232,34 @@ int cgroup_root_open(struct km_error *err) {
         return fd >= 0 ? fd : error_set(err, -errno, "cgroups: %s", CGROUP_ROOT);
 }
 
+/* A v1 cpuset group DIR takes its parent's cpus and mems (the same values again cost no rebuild). */
+static void cpuset_level(int root_fd, const char *hier, const char *dir, bool v1) {
+        char up[PATH_MAX + 256];
+
+        if (!v1 || !strstr(hier, "cpuset"))
+                return; /* only that hierarchy has them: no failing opens in the others */
+        snprintf(up, sizeof(up), "%s", dir);
+        *strrchr(up, '/') = '\0';
+        cpuset_inherit(root_fd, dir, up);
+}
+
 /*
- * Makes each missing level of DIR below HIER (a delegated unit's group is
- * several levels deep; in a v1 hierarchy systemd does not manage, such as
- * cpuset or freezer, we make them as runc does); v1 cpuset levels take their
- * parent's cpus and mems.  -1 with errno set on failure.
+ * Makes DIR below HIER, and each missing level above it (a delegated unit's
+ * group is several levels deep; in a v1 hierarchy systemd does not manage,
+ * such as cpuset or freezer, we make them as runc does); v1 cpuset levels
+ * take their parent's cpus and mems.  The leaf first: but for a node's first
+ * container its parents are there.  -1 with errno set on failure.
  */
 static int mkdir_levels(int root_fd, const char *hier, const char *dir, bool v1) {
         char path[PATH_MAX + 256];
         size_t start = strlen(hier) + 1;
 
+        if (mkdirat(root_fd, dir, 0755) == 0 || errno == EEXIST) {
+                cpuset_level(root_fd, hier, dir, v1);
+                return 0;
+        }
+        if (errno != ENOENT)
+                return -1;
         snprintf(path, sizeof(path), "%s", dir);
         for (char *p = path + start;; p++) {
                 bool last = *p == '\0';
@@ -251,12 +269,7 @@ static int mkdir_levels(int root_fd, const char *hier, const char *dir, bool v1)
                 *p = '\0';
                 if (mkdirat(root_fd, path, 0755) < 0 && errno != EEXIST)
                         return -1;
-                if (v1) {
-                        char up[sizeof(path)];
-                        memcpy(up, path, sizeof(up));
-                        *strrchr(up, '/') = '\0';
-                        cpuset_inherit(root_fd, path, up);
-                }
+                cpuset_level(root_fd, hier, path, v1);
                 if (last)
                         return 0;
                 *p = '/';
