@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "digest.h"
+#include "syscalls.h"
 #include "imageref.h"
 #include "test-helpers.h"
 
@@ -292,6 +293,33 @@ static void test_digest_incremental(void **state) {
         }
 }
 
+/* digest_buffer() asks the kernel (AF_ALG) up to 64 KiB, libcrypto past it or when the kernel refuses: the same sums.
+ */
+static void test_digest_kernel_and_libcrypto_agree(void **state) {
+        static const size_t sizes[] = { 0, 1, 55, 56, 63, 64, 4096, 65536, 65537, 100000 };
+        static uint8_t data[100000];
+        char kernel[DIGEST_STRING_MAX], lib[DIGEST_STRING_MAX];
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (uint8_t)(i * 13 + i / 257);
+        for (int pass = 0; pass < 2; pass++) {
+                if (pass == 1)
+                        feature_refused(FEATURE_AF_ALG); /* what KUBEMOUNT_COMPAT=af-alg or a refusal does */
+                for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+                        _cleanup_(digest_freep) struct digest_ctx *c = digest_new();
+
+                        assert_non_null(c);
+                        digest_update(c, data, sizes[i]);
+                        digest_final(c, lib);
+                        digest_buffer(data, sizes[i], kernel);
+                        assert_true(digest_is_valid(kernel));
+                        assert_string_equal(kernel, lib);
+                }
+                digest_buffer("abc", 3, kernel);
+                assert_string_equal(kernel, SHA256_ABC);
+        }
+}
+
 static void test_digest_fd_file(void **state) {
         char *path = test_write_temp_string("abc");
         char out[DIGEST_STRING_MAX];
@@ -399,6 +427,7 @@ int main(void) {
                 cmocka_unit_test(test_digest_known_values),
                 cmocka_unit_test(test_digest_incremental),
                 cmocka_unit_test(test_digest_fd_file),
+                cmocka_unit_test(test_digest_kernel_and_libcrypto_agree),
                 cmocka_unit_test(test_digest_fd_pipe_short_reads_eintr),
                 cmocka_unit_test(test_check_pin),
         };

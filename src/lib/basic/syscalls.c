@@ -35,6 +35,7 @@ static unsigned parse_compat(const char *s) {
                 { "execveat", FEATURE_EXECVEAT },
                 { "detached-layers", FEATURE_DETACHED_LAYERS },
                 { "fuse-clone-userns", FEATURE_FUSE_CLONE_USERNS },
+                { "af-alg", FEATURE_AF_ALG },
         };
         unsigned mask = 0;
 

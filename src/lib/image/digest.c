@@ -2,16 +2,24 @@
 /*
  * sha256 content digests through libcrypto's SHA256_Init/Update/Final:
  * deprecated since OpenSSL 3.0 in favour of EVP, but the same code, and
- * without EVP's provider set-up, which costs about 1 ms of every process
- * that takes one digest (a routed mount names its image's record by one).
+ * without EVP's provider set-up.  A short buffer's digest comes from the
+ * kernel's crypto API instead where it has one (AF_ALG): loading libcrypto
+ * costs about 1 ms of a process that takes a single digest (a routed mount
+ * names its image's reference record by one).
  */
 #include "libcrypto-dl.h" /* first: it includes <openssl/sha.h> with the deprecation warnings off */
+#include <linux/if_alg.h>
+#include <sys/socket.h>
+
 #include "digest.h"
+#include "syscalls.h"
 
 DEFINE_DLOPEN(libcrypto, "libcrypto.so.3", KM_LIBCRYPTO_SYMBOLS)
 
 #define HEX_LEN 64
 #define READ_CHUNK (64 * 1024)
+/* What digest_buffer() asks the kernel for; longer buffers are what libcrypto is loaded for anyway. */
+#define KERNEL_DIGEST_MAX (64 * 1024)
 
 struct digest_ctx {
         SHA256_CTX sha;
@@ -47,10 +55,19 @@ void digest_update(struct digest_ctx *c, const void *data, size_t size) {
                 c->failed = true;
 }
 
-void digest_final(struct digest_ctx *c, char out[DIGEST_STRING_MAX]) {
+static void digest_format(const unsigned char md[SHA256_DIGEST_LENGTH], char out[DIGEST_STRING_MAX]) {
         static const char hexdigits[] = "0123456789abcdef";
+        char *p = stpcpy(out, DIGEST_SHA256_PREFIX);
+
+        for (size_t i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+                *p++ = hexdigits[md[i] >> 4];
+                *p++ = hexdigits[md[i] & 0xf];
+        }
+        *p = '\0';
+}
+
+void digest_final(struct digest_ctx *c, char out[DIGEST_STRING_MAX]) {
         unsigned char md[SHA256_DIGEST_LENGTH];
-        char *p;
 
         /* An empty string never passes digest_is_valid() nor equals a real digest. */
         out[0] = '\0';
@@ -58,12 +75,30 @@ void digest_final(struct digest_ctx *c, char out[DIGEST_STRING_MAX]) {
                 c->failed = true;
                 return;
         }
-        p = stpcpy(out, DIGEST_SHA256_PREFIX);
-        for (size_t i = 0; i < sizeof(md); i++) {
-                *p++ = hexdigits[md[i] >> 4];
-                *p++ = hexdigits[md[i] & 0xf];
+        digest_format(md, out);
+}
+
+/*
+ * sha256 of a short buffer by the kernel (algif_hash): a few system calls.
+ * false where the kernel has no AF_ALG, a policy refuses it (seccomp,
+ * SELinux) or KUBEMOUNT_COMPAT=af-alg says so: then libcrypto's.
+ */
+static bool kernel_sha256(const void *data, size_t size, unsigned char md[SHA256_DIGEST_LENGTH]) {
+        struct sockaddr_alg sa = { .salg_family = AF_ALG, .salg_type = "hash", .salg_name = "sha256" };
+        _cleanup_close_ int tfm = -EBADF, op = -EBADF;
+
+        if (size > KERNEL_DIGEST_MAX || !feature_available(FEATURE_AF_ALG))
+                return false;
+        tfm = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (tfm < 0 || bind(tfm, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+            (op = accept4(tfm, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+                feature_refused(FEATURE_AF_ALG); /* once per process */
+                return false;
         }
-        *p = '\0';
+        /* One send without MSG_MORE is the whole message; none is the empty one. */
+        if (size > 0 && send(op, data, size, MSG_NOSIGNAL) != (ssize_t)size)
+                return false;
+        return read(op, md, SHA256_DIGEST_LENGTH) == SHA256_DIGEST_LENGTH;
 }
 
 void digest_free(struct digest_ctx *c) {
@@ -71,9 +106,14 @@ void digest_free(struct digest_ctx *c) {
 }
 
 void digest_buffer(const void *data, size_t size, char out[DIGEST_STRING_MAX]) {
-        _cleanup_(digest_freep) struct digest_ctx *c = digest_new();
+        unsigned char md[SHA256_DIGEST_LENGTH];
 
         out[0] = '\0';
+        if (kernel_sha256(data, size, md)) {
+                digest_format(md, out);
+                return;
+        }
+        _cleanup_(digest_freep) struct digest_ctx *c = digest_new();
         if (!c)
                 return;
         digest_update(c, data, size);
