@@ -322,15 +322,9 @@ static int enter_one(int root_fd, const char *hier, bool v1, void *u) {
 
 /* The v2 hierarchy: the root, or "unified" beside the v1 ones (hybrid); NULL on v1 alone. */
 static const char *v2_hierarchy(int root_fd) {
-        struct statfs sfs;
-        _cleanup_close_ int fd = -EBADF;
+        const char *hier = tracking_hierarchy(root_fd);
 
-        if (fstatfs(root_fd, &sfs) < 0)
-                return NULL;
-        if (sfs.f_type == CGROUP2_SUPER_MAGIC)
-                return ".";
-        fd = openat(root_fd, "unified", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        return fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC ? "unified" : NULL;
+        return hier && !streq(hier, "systemd") ? hier : NULL;
 }
 
 int cgroup_open_v2(int root_fd, const char *name) {
