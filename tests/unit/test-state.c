@@ -324,6 +324,12 @@ static void tmpfs_child(const char *dir) {
         CHILD_CHECK(size == strlen(old) && memcmp(got, old, size) == 0);
         free(got);
         CHILD_CHECK(count_hidden(cfd) == 0);
+        /* The variant without fsync (container state) is as atomic. */
+        CHILD_CHECK(write_file_replace(cfd, "state.json", big, big_size, 0600, &err) == -ENOSPC);
+        got = get_file(cfd, "state.json", &size);
+        CHILD_CHECK(size == strlen(old) && memcmp(got, old, size) == 0);
+        free(got);
+        CHILD_CHECK(count_hidden(cfd) == 0);
         free(big);
 
         /* Space is back once the big temp file is gone. */

@@ -135,7 +135,7 @@ int cgroup_delegate(int root_fd, int state_fd, struct km_error *err) {
 
         snprintf(delegated_self, sizeof(delegated_self), "%s", own);
         snprintf(line, sizeof(line), "%s\n", own);
-        r = write_file_atomic(state_fd, CGROUP_RECORD, line, strlen(line), 0644, err);
+        r = write_file_replace(state_fd, CGROUP_RECORD, line, strlen(line), 0644, err);
         return r < 0 ? r : 1;
 }
 

@@ -61,8 +61,8 @@ static void temp_name(const char *name, char *buf, size_t size) {
         snprintf(buf, size, ".%s.%s", name, suffix);
 }
 
-/* Fills the temp file; *step says what failed. */
-static int write_temp(int fd, const void *data, size_t size, const char **step) {
+/* Fills the temp file, and syncs it when durable; *step says what failed. */
+static int write_temp(int fd, const void *data, size_t size, bool durable, const char **step) {
         int r;
 
         *step = "write";
@@ -70,7 +70,7 @@ static int write_temp(int fd, const void *data, size_t size, const char **step) 
         if (r < 0)
                 return r;
         *step = "fsync";
-        if (fsync(fd) < 0)
+        if (durable && fsync(fd) < 0)
                 return -errno;
         return 0;
 }
@@ -82,7 +82,8 @@ int flock_wait(int fd, int op) {
         return 0;
 }
 
-int write_file_atomic(int dirfd, const char *name, const void *data, size_t size, mode_t mode, struct km_error *err) {
+static int write_file(int dirfd, const char *name, const void *data, size_t size, mode_t mode, bool durable,
+                      struct km_error *err) {
         _cleanup_close_ int fd = -EBADF;
         char tmp[NAME_MAX + 1], shown[PATH_MAX];
         const char *step = "create temp file";
@@ -102,7 +103,7 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
                                          step);
         }
 
-        r = write_temp(fd, data, size, &step);
+        r = write_temp(fd, data, size, durable, &step);
         if (r >= 0) {
                 /* close() is where NFS and friends report deferred write errors. */
                 step = "close";
@@ -120,10 +121,18 @@ int write_file_atomic(int dirfd, const char *name, const void *data, size_t size
         }
 
         /* The rename is done; make it durable (EINVAL: a filesystem without sync for directories). */
-        if (fsync(dirfd) < 0 && errno != EINVAL)
+        if (durable && fsync(dirfd) < 0 && errno != EINVAL)
                 return error_set(err, -errno, "%s: fsync directory",
                                  path_display_at(dirfd, name, shown, sizeof(shown)));
         return 0;
+}
+
+int write_file_atomic(int dirfd, const char *name, const void *data, size_t size, mode_t mode, struct km_error *err) {
+        return write_file(dirfd, name, data, size, mode, true, err);
+}
+
+int write_file_replace(int dirfd, const char *name, const void *data, size_t size, mode_t mode, struct km_error *err) {
+        return write_file(dirfd, name, data, size, mode, false, err);
 }
 
 /*

@@ -380,7 +380,7 @@ static bool bundle_prepared(const struct container_spec *s) {
 /* config.json, as the runtime is to read it: root.path and the bind sources are what the monitor attaches. */
 static int bundle_config(const struct runtime_request *rq, struct km_error *err) {
         const struct container_spec *s = rq->spec;
-        _cleanup_close_ int dir = open(rq->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* fsync'ed */
+        _cleanup_close_ int dir = open(rq->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_json_ json_t *config = NULL;
         _cleanup_free_ char *text = NULL;
         json_t *mounts;
@@ -405,7 +405,7 @@ static int bundle_config(const struct runtime_request *rq, struct km_error *err)
         text = json_dumps(config, JSON_INDENT(2));
         if (!text)
                 return -ENOMEM;
-        return write_file_atomic(dir, "config.json", text, strlen(text), 0600, err);
+        return write_file_replace(dir, "config.json", text, strlen(text), 0600, err);
 }
 
 /* DIR/NAME made (a directory, or a file if the tree is not one) and opened: a mount point in the bundle. */

@@ -121,7 +121,7 @@ int agent_save_state(struct agent *a, struct ctr *c) {
         text = json_dumps(c->state, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (!text)
                 return -ENOMEM;
-        r = write_file_atomic(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
+        r = write_file_replace(c->dir_fd, "state.json", text, strlen(text), 0600, &err);
         if (r < 0)
                 log_msg(KM_LOG_WARNING, "container %s: %s", c->name, err.message);
         return r;

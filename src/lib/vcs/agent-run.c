@@ -462,7 +462,7 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
         if (dir < 0)
                 return dir;
         config = json_dumps(json_object_get(req, "config"), JSON_INDENT(2));
-        if (!config || (r = write_file_atomic(dir, "config.json", config, strlen(config), 0600, err)) < 0) {
+        if (!config || (r = write_file_replace(dir, "config.json", config, strlen(config), 0600, err)) < 0) {
                 (void)state_container_remove(a->state_fd, name, NULL);
                 return config ? r : -ENOMEM;
         }
