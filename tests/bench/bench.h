@@ -26,6 +26,14 @@
 #include <sys/types.h>
 #include <time.h>
 
+/*
+ * The pause after each timed kubemount command (and each P8 cycle), before
+ * the next: what a command leaves to do in the background (a spare
+ * container's start, a namespace's teardown) is done before the next one
+ * is timed, whichever side it is.  Back-to-back figures are rows of their own.
+ */
+#define BENCH_SETTLE_US 20000
+
 /* ---- options (kmbench.c) ---- */
 
 struct bench_options {
