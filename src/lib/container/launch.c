@@ -181,6 +181,17 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 _exit(125);
         closep(&listener);
         /* Held: the command waits for its go (a caller's check), and its status goes back the same way. */
+        bool stays = p->rq->stays;
+        struct init_claim claim = { .stdio = { -EBADF, -EBADF, -EBADF } };
+        if (p->rq->spare) {
+                /* A spare: its command, environment and stdio come with its claim, before the go. */
+                if ((r = init_wait_claim(p->report, &claim)) != 0)
+                        _exit(r);
+                cmd.args = claim.args;
+                cmd.env = claim.env ? claim.env : s->env;
+                cmd.stdio = claim.stdio;
+                stays = claim.stays;
+        }
         if (p->rq->hold) {
                 if ((r = init_wait_go(p->report)) != 0)
                         _exit(r);
@@ -193,11 +204,13 @@ static _Noreturn void pid1_main(struct pid1 *p) {
                 closep(&p->report);
         if (p->rq->userns_fd >= 0)
                 close(p->rq->userns_fd);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
                 if (p->rq->stdio[i] > 2)
                         close(p->rq->stdio[i]);
+                closep(&claim.stdio[i]);
+        }
         closep(&log_wr);
-        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd, p->report, p->rq->stays };
+        struct init_config ic = { child, TAKE_FD(log_rd), p->rq->log_dir_fd, p->report, stays };
         init_run(&ic);
 }
 
@@ -408,6 +421,31 @@ int launch_container_finish(struct launch_pending *p, int *ret_listener, int *re
         if (ret_command_fd)
                 *ret_command_fd = TAKE_FD(report);
         return 0;
+}
+
+int launch_claim(int command_fd, char *const *args, char *const *env, bool stays, const int stdio[3]) {
+        struct init_claim_header h = { 0, 0, stays };
+        _cleanup_free_ char *buf = NULL;
+        size_t size = sizeof(h), at;
+
+        for (size_t i = 0; args && args[i]; i++, h.argc++)
+                size += strlen(args[i]) + 1;
+        for (size_t i = 0; env && env[i]; i++, h.envc++)
+                size += strlen(env[i]) + 1;
+        if (h.argc == 0 || size > INIT_CLAIM_MAX)
+                return h.argc == 0 ? -EINVAL : -E2BIG;
+        buf = malloc(size);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, &h, sizeof(h));
+        at = sizeof(h);
+        for (int k = 0; k < 2; k++)
+                for (size_t i = 0; (k ? env : args) && (k ? env : args)[i]; i++) {
+                        size_t n = strlen((k ? env : args)[i]) + 1;
+                        memcpy(buf + at, (k ? env : args)[i], n);
+                        at += n;
+                }
+        return fds_send(command_fd, buf, size, stdio, 3);
 }
 
 int launch_container(const struct launch_request *rq, pid_t *ret_pid, int *ret_listener, struct km_error *err) {

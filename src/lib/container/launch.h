@@ -31,6 +31,12 @@ struct launch_request {
         const struct seccomp_program *broker; /* spec->broker: the broker's filter (seccomp-notify.h), else NULL */
         bool hold;                            /* the command is held until a go (launch_container_finish) */
         bool stays; /* with hold: PID 1 stays after the command, for what it left running (pid1.h) */
+        /*
+         * With hold: a spare, started ahead of its command.  Its command (args,
+         * env), stays and stdio come later on the command fd (launch_claim()),
+         * then its go; spec->args and stdio are placeholders until then.
+         */
+        bool spare;
 };
 
 /*
@@ -72,6 +78,13 @@ int launch_container_start(const struct launch_request *rq, struct launch_pendin
  * stopped (pid1.h).
  */
 int launch_container_finish(struct launch_pending *p, int *ret_listener, int *ret_command_fd, struct km_error *err);
+
+/*
+ * A spare's command (rq->spare), sent on its command fd before the go:
+ * args (at least one), env (NULL: the spec's), whether PID 1 stays, and
+ * the command's stdio.  0, -E2BIG past INIT_CLAIM_MAX (pid1.h), or -errno.
+ */
+int launch_claim(int command_fd, char *const *args, char *const *env, bool stays, const int stdio[3]);
 
 /*
  * A bind source of the spec (m->source, absolute), opened (O_PATH) as mount

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "fdpass.h"
 #include "pid1.h"
 #include "util.h"
 
@@ -86,11 +87,11 @@ static bool ends_pid1(int sig) {
         return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
 }
 
-int init_wait_go(int fd) {
+/* Until fd is readable, every signal blocked: 0 then; 125 on an error; 128 + a stop signal that came first. */
+static int wait_readable(int fd) {
         sigset_t stops;
         struct signalfd_siginfo si;
         int sfd, r;
-        char c;
 
         sigemptyset(&stops);
         for (int sig = 1; sig < _NSIG; sig++)
@@ -107,7 +108,7 @@ int init_wait_go(int fd) {
                 } else if (sfd >= 0 && (p[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si))
                         r = 128 + (int)si.ssi_signo;
                 else if (p[0].revents)
-                        r = read(fd, &c, 1) == 1 ? 0 : 125;
+                        r = 0;
                 else
                         continue;
                 break;
@@ -115,6 +116,51 @@ int init_wait_go(int fd) {
         if (sfd >= 0)
                 close(sfd);
         return r;
+}
+
+int init_wait_go(int fd) {
+        char c;
+        int r = wait_readable(fd);
+
+        return r != 0 ? r : read(fd, &c, 1) == 1 ? 0 : 125;
+}
+
+/* n NUL-terminated strings from *p (before end), as a NULL-terminated vector into it; NULL if they do not fit. */
+static char **claim_strings(char **p, const char *end, uint32_t n) {
+        char **v = n < INIT_CLAIM_MAX / 2 ? calloc(n + 1, sizeof(char *)) : NULL;
+
+        for (uint32_t i = 0; v && i < n; i++) {
+                char *nul = memchr(*p, '\0', end - *p);
+
+                if (!nul) {
+                        free(v);
+                        return NULL;
+                }
+                v[i] = *p;
+                *p = nul + 1;
+        }
+        return v;
+}
+
+int init_wait_claim(int fd, struct init_claim *ret) {
+        struct init_claim_header h;
+        char *buf = malloc(INIT_CLAIM_MAX), *p, *end;
+        size_t n_fds = 3;
+        ssize_t n;
+        int r = buf ? wait_readable(fd) : 125;
+
+        if (r != 0)
+                return r;
+        n = fds_recv(fd, buf, INIT_CLAIM_MAX, ret->stdio, &n_fds);
+        if (n < (ssize_t)sizeof(h) || n_fds != 3)
+                return 125;
+        memcpy(&h, buf, sizeof(h));
+        p = buf + sizeof(h);
+        end = buf + n;
+        ret->stays = h.stays;
+        ret->args = h.argc > 0 ? claim_strings(&p, end, h.argc) : NULL;
+        ret->env = h.envc > 0 ? claim_strings(&p, end, h.envc) : NULL;
+        return ret->args && (h.envc == 0 || ret->env) ? 0 : 125;
 }
 
 _Noreturn void init_run(const struct init_config *c) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define INIT_LOG_MAX (1024 * 1024) /* log rotates to log.1 past this: at most twice that is kept */
@@ -47,3 +48,21 @@ _Noreturn void init_run(const struct init_config *c);
  * (SIGTERM, SIGINT, SIGHUP, SIGQUIT) came first, which PID 1 obeys at once.
  */
 int init_wait_go(int fd);
+
+/*
+ * A spare's claim (launch.h), on the same fd before its go: a header, then
+ * argc and envc NUL-terminated strings (envc 0: the spec's environment),
+ * and the command's stdin, stdout and stderr as three fds.
+ */
+#define INIT_CLAIM_MAX (64 * 1024)
+struct init_claim_header {
+        uint32_t argc, envc;
+        bool stays;
+};
+struct init_claim {
+        char **args, **env; /* into one buffer of INIT_CLAIM_MAX; env NULL: the spec's */
+        bool stays;
+        int stdio[3];
+};
+/* 0 once it came (*ret filled); 125 when fd closed or the claim is malformed; 128 + a stop signal that came first. */
+int init_wait_claim(int fd, struct init_claim *ret);

@@ -39,3 +39,10 @@ int seccomp_filter_load(const struct seccomp_program *p);
  * ptrace, reboot, swapon, keyctl, open_by_handle_at, userfaultfd, ...) with EPERM.
  */
 json_t *seccomp_default_profile(void);
+/*
+ * What a client puts in "linux.seccomp" of a run request for that profile
+ * (the agent has it built): 10 of a config's 13 KB, parsed by no one.  A
+ * string where a profile object belongs, so that an agent that does not
+ * know it refuses the config rather than run it without a filter.
+ */
+#define SECCOMP_DEFAULT_NAME "kubemount:default"

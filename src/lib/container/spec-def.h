@@ -119,4 +119,5 @@ struct vcs_inputs {
         bool terminal;
         bool privileged;           /* the VCS capabilities in the host's user namespace, its own mounts */
         char *const *allow_mounts; /* unprivileged: the fstypes the broker mounts for it (NULL: none) */
+        bool seccomp_named;        /* linux.seccomp SECCOMP_DEFAULT_NAME, not the profile (for the agent's wire) */
 };

@@ -263,6 +263,21 @@ static int parse_process(struct container_spec *s, json_t *p, const struct json_
         return 0;
 }
 
+int spec_command(json_t *args, json_t *env, char ***ret_args, char ***ret_env, struct km_error *err) {
+        const struct json_at *proc = JSON_AT(&CONFIG.at, "process");
+        _cleanup_(km_strv_freep) char **a = NULL, **e = NULL;
+        int r;
+
+        if ((r = want_strv(args, JSON_AT(proc, "args"), MAX_ARGS, STRV_ARGS, &a, err)) < 0 ||
+            (env && (r = want_strv(env, JSON_AT(proc, "env"), MAX_ENV, STRV_ENV, &e, err)) < 0))
+                return r;
+        if (!a[0] || !a[0][0])
+                return json_fail(err, -EINVAL, JSON_AT(proc, "args"), "must hold a non-empty command");
+        *ret_args = TAKE_PTR(a);
+        *ret_env = TAKE_PTR(e);
+        return 0;
+}
+
 /* One entry of "options", applied in order as runc does (the last of ro/rw wins). */
 static int mount_option(struct spec_mount *m, json_t *v, const struct json_at *at, struct km_error *err) {
         const struct mount_flag *f, *plain;
@@ -771,7 +786,8 @@ json_t *spec_generate_vcs(const struct vcs_inputs *in, struct km_error *err) {
                                       json_pack("{s:s}", "type", "network"), err) < 0) ||
             put(linux_, JSON_AT(lnx, "rootfsPropagation"),
                 json_string(mount_propagation_word((shared ? MS_SHARED : MS_SLAVE) | MS_REC)), err) < 0 ||
-            put(linux_, JSON_AT(lnx, "seccomp"), seccomp_default_profile(), err) < 0 ||
+            put(linux_, JSON_AT(lnx, "seccomp"),
+                in->seccomp_named ? json_string(SECCOMP_DEFAULT_NAME) : seccomp_default_profile(), err) < 0 ||
             /* No device cgroup, as the embedded launcher has none: runc denies every device otherwise. */
             put(linux_, JSON_AT(lnx, "resources"),
                 json_pack("{s:[{s:b, s:s}]}", "devices", "allow", 1, "access", "rwm"), err) < 0 ||

@@ -20,6 +20,8 @@
 int spec_parse(const char *json, size_t size, struct container_spec **ret, struct km_error *err);
 int spec_from_json(json_t *root, struct container_spec **ret, struct km_error *err);
 void spec_free(struct container_spec *s);
+/* A command's args (and env, unless NULL: *ret_env NULL) checked as process.args and process.env are. */
+int spec_command(json_t *args, json_t *env, char ***ret_args, char ***ret_env, struct km_error *err);
 DEFINE_CLEANUP(struct container_spec, spec_free)
 
 /*

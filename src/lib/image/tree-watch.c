@@ -23,12 +23,14 @@ struct tree {
         int *wds;                    /* sorted, once the check is done */
         size_t n_wds, cap;
         bool incomplete; /* a watch could not be added: never answered from here */
+        uint64_t serial; /* which check this is (tree_watch_check's *ret_kept) */
 };
 
 struct tree_watch {
         int fd; /* inotify */
         struct tree *trees;
         size_t walks;
+        uint64_t serials;
 };
 
 int tree_watch_new(struct tree_watch **ret) {
@@ -163,7 +165,7 @@ static bool listed(struct tree_watch *w, const struct tree *t) {
 }
 
 int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *manifest_digest, const char *root_path,
-                     struct km_error *err) {
+                     uint64_t *ret_kept, struct km_error *err) {
         _cleanup_(store_closep) struct store *st = NULL;
         _cleanup_free_ char *tree = NULL;
         char sum[DIGEST_STRING_MAX], again[DIGEST_STRING_MAX];
@@ -171,6 +173,8 @@ int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *ma
         struct tree *t;
         int r, q;
 
+        if (ret_kept)
+                *ret_kept = 0;
         r = store_open(store_dir, &st, err);
         if (r < 0)
                 return r;
@@ -189,8 +193,11 @@ int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *ma
         for (t = w->trees; t; t = t->next)
                 if (streq(t->store, store_path(st)) && streq(t->digest, manifest_digest))
                         break;
-        if (t && r > 0 && t->dev == root.st_dev && t->ino == root.st_ino && streq(t->sum, sum))
+        if (t && r > 0 && t->dev == root.st_dev && t->ino == root.st_ino && streq(t->sum, sum)) {
+                if (ret_kept)
+                        *ret_kept = t->serial;
                 return 1;
+        }
         if (t)
                 forget(w, t);
         if (r <= 0)
@@ -205,6 +212,7 @@ int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *ma
         t->dev = root.st_dev;
         t->ino = root.st_ino;
         snprintf(t->sum, sizeof(t->sum), "%s", sum);
+        t->serial = ++w->serials;
         t->next = w->trees;
         w->trees = t;
         w->walks++;
@@ -224,6 +232,8 @@ int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *ma
         if (listed(w, t) &&
             (q <= 0 || root_again.st_dev != t->dev || root_again.st_ino != t->ino || !streq(again, t->sum)))
                 forget(w, t);
+        if (r > 0 && ret_kept && listed(w, t) && !t->incomplete)
+                *ret_kept = t->serial;
         return r;
 }
 

@@ -30,10 +30,13 @@ void tree_watch_free(struct tree_watch *w);
  * record, as store_rootfs_check: 1 yes; 0 no, err saying why (not unpacked,
  * no record, differs: the caller unpacks it again); -errno.  With w NULL
  * (no inotify), checked in full.  root_path (or NULL): the path a container
- * is to run from, which must be that tree's (-EINVAL otherwise).
+ * is to run from, which must be that tree's (-EINVAL otherwise).  ret_kept
+ * (or NULL): on 1, which kept check vouches for the tree, the same number
+ * at every use until something changes it (each check its own, never
+ * reused); 0 when the tree is not kept (checked in full, unwatched).
  */
 int tree_watch_check(struct tree_watch *w, const char *store_dir, const char *manifest_digest, const char *root_path,
-                     struct km_error *err);
+                     uint64_t *ret_kept, struct km_error *err);
 /* How many trees are kept as checked, and how many full checks were made (tests, the benchmark). */
 struct tree_watch_stats {
         size_t kept, walks;

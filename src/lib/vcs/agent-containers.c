@@ -72,6 +72,10 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
         agent_unwatch_close(a, &c->pidfd);
         agent_unwatch_close(a, &c->timer);
         closep(&c->dir_fd);
+        if (c->spare)
+                c->spare->ctr = NULL;
+        c->spare = NULL;
+        json_decref(TAKE_PTR(c->spare_config));
         spec_free(c->spec);
         free(c->runtime);
         if (c->has_seccomp)

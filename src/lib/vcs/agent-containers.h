@@ -99,6 +99,20 @@ struct ctr {
         struct watch server_w, server_timer_w;
         int server_pidfd, server_sock, server_timer;
         json_t *server_call; /* the call it serves; NULL: idle */
+        /* A spare (agent-spare.h), until a run claims it: its kind, and its config as its config.json has it. */
+        struct spare_kind *spare;
+        json_t *spare_config;
+        uint64_t tree_kept;                /* the kept check of its image's tree it was made under (tree-watch.h) */
+        struct deferred_run *claim_waiter; /* a run of its kind that came while it started: next once it is ready */
+};
+
+/* Runs alike but for their command and target (agent-spare.h): at most one spare of each kind waits. */
+#define AGENT_SPARE_KINDS 2
+struct spare_kind {
+        json_t *req;     /* the spare's own request: what runs of the kind share (NULL: a free slot) */
+        bool held;       /* the kind's runs hold their command (a routed mount's) */
+        struct ctr *ctr; /* its spare, starting or ready; NULL: none */
+        uint64_t used_ms;
 };
 
 struct tree_watch;   /* tree-watch.h */
@@ -118,7 +132,8 @@ struct agent {
         struct ctr *forgotten;
         struct conn *closed_conns;
         struct conn *conns;
-        json_t *seccomp_json; /* the profile of seccomp_cached */
+        json_t *seccomp_json;    /* the profile of seccomp_cached */
+        json_t *seccomp_default; /* the profile clients name SECCOMP_DEFAULT_NAME (seccomp-filter.h) */
         struct seccomp_program seccomp_cached;
         /* Unprivileged containers: the user namespaces of their id ranges (agent-idmap.h), the broker's filter. */
         struct agent_userns {
@@ -135,6 +150,9 @@ struct agent {
         struct deferred_run *deferred; /* runs waiting for their turn, in order */
         char **groups_left;            /* containers' groups still busy at their exit (agent.c) */
         size_t n_groups_left;
+        struct spare_kind spares[AGENT_SPARE_KINDS]; /* agent-spare.h */
+        bool spares_off;                             /* KUBEMOUNT_SPARES=0 */
+        unsigned spare_serial;
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

@@ -47,6 +47,11 @@ static bool adopt(struct agent *a, const char *name, json_t *state) {
 
         if (dir < 0)
                 return false;
+        if (streq(json_string_value(json_object_get(state, "status")) ?: "", "spare")) {
+                /* An earlier agent's spare ended with its socket (agent-spare.h). */
+                (void)state_container_remove(a->state_fd, name, NULL);
+                return false;
+        }
         if (live && read_json_file(dir, "config.json", &config, NULL) == 0)
                 (void)spec_from_json(config, &spec, &err);
         json_decref(config);
@@ -54,7 +59,12 @@ static bool adopt(struct agent *a, const char *name, json_t *state) {
         if (!c)
                 return false;
         c->state = json_incref(state);
-        snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
+        /* A claimed spare's groups have the spare's name (ctr-NAME too: never a path). */
+        const char *group = json_string_value(json_object_get(state, "cgroup"));
+        if (group && strncmp(group, "ctr-", 4) == 0 && state_name_is_valid(group + 4))
+                snprintf(c->cgroup, sizeof(c->cgroup), "%s", group);
+        else
+                snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
         c->detached = true;
         if (json_is_string(json_object_get(state, "runtime")))
                 c->runtime = strdup(json_string_value(json_object_get(state, "runtime")));

@@ -212,6 +212,9 @@ static int op_ps(struct agent *a, int conn, json_t *req, struct km_error *err) {
                 struct ctr *c = agent_find(a, *n);
                 json_t *e;
 
+                if (c && c->spare)
+                        continue; /* no container of anybody's yet (agent-spare.h) */
+
                 if (c && c->state)
                         e = json_deep_copy(c->state);
                 else

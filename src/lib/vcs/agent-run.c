@@ -14,6 +14,7 @@
 #include "agent-idmap.h"
 #include "agent-protocol.h"
 #include "agent-run.h"
+#include "agent-spare.h"
 #include "broker-policy.h"
 #include "launch.h"
 #include "mountpoint.h"
@@ -174,7 +175,8 @@ static int check_mount_targets(struct agent *a, json_t *req, struct km_error *er
  * once while nothing changes it).  -ESTALE when it differs: the client
  * unpacks it again and asks once more.
  */
-static int check_rootfs(struct agent *a, json_t *req, struct km_error *err) {
+/* 0 when req has no image tree to check, > 0 once its tree matches (*ret_kept: tree_watch_check's), -errno. */
+static int check_rootfs(struct agent *a, json_t *req, uint64_t *ret_kept, struct km_error *err) {
         json_t *check = json_object_get(req, "rootfs_check");
         const char *store = json_string_value(json_object_get(check, "store"));
         const char *manifest = json_string_value(json_object_get(check, "manifest"));
@@ -182,11 +184,12 @@ static int check_rootfs(struct agent *a, json_t *req, struct km_error *err) {
                 json_string_value(json_object_get(json_object_get(json_object_get(req, "config"), "root"), "path"));
         int r;
 
+        *ret_kept = 0;
         if (!check)
                 return 0;
         if (!store || !manifest || !root)
                 return error_set_plain(err, -EINVAL, "run: rootfs_check needs a store and a manifest digest");
-        r = tree_watch_check(a->trees, store, manifest, root, err);
+        r = tree_watch_check(a->trees, store, manifest, root, ret_kept, err);
         if (r == 0 && err)
                 err->code = -ESTALE; /* its message says why */
         return r == 0 ? -ESTALE : r;
@@ -211,6 +214,13 @@ static int run_started(struct agent *a, struct ctr *c, int conn, pid_t pid, int 
                         (void)waitpid(pid, NULL, 0); /* else the loop reaps it */
                 return r;
         }
+        if (c->spare) {
+                /* Waits for a run to claim it (agent-spare.h): nobody to answer, nothing of it to tell. */
+                json_object_set_new(c->state, "status", json_string("spare"));
+                (void)agent_save_state(a, c);
+                (void)agent_ctr_timer(a, c, AGENT_SPARE_KEEP_MS);
+                return 0;
+        }
         json_t *warnings = shared_source_warnings(c->spec);
         (void)state_proc_starttime(a->proc_fd, pid, &start);
         json_object_set_new(c->state, "status", json_string("running"));
@@ -227,8 +237,8 @@ static int run_started(struct agent *a, struct ctr *c, int conn, pid_t pid, int 
         c->mount_pending = json_object_get(c->state, "mount") != NULL;
         c->started_ms = monotonic_ms();
         (void)agent_save_state(a, c);
-        if (c->start_timeout_ms > 0)
-                (void)agent_ctr_timer(a, c, c->start_timeout_ms);
+        if (c->start_timeout_ms > 0 || c->timer >= 0)
+                (void)agent_ctr_timer(a, c, c->start_timeout_ms); /* 0: a claimed spare's keep disarmed */
         if (conn >= 0)
                 (void)proto_reply(conn, json_pack("{s:b, s:s, s:i, s:o}", "started", 1, "name", c->name, "pid",
                                                   (int)pid, "warnings", warnings ?: json_array()));
@@ -274,11 +284,13 @@ unsigned agent_run_max_starts(void) {
         return cpus > 1 ? (unsigned)(2 * cpus) : 2;
 }
 
-int agent_run_defer(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
-        struct deferred_run *d, **tail;
+/* A run kept at the end of *tail's list. */
+static int defer_onto(struct deferred_run **tail, int conn, json_t *req, const int *fds, size_t n_fds,
+                      struct km_error *err) {
+        struct deferred_run *d;
         size_t n = 0;
 
-        for (tail = &a->deferred; *tail; tail = &(*tail)->next)
+        for (; *tail; tail = &(*tail)->next)
                 n++;
         if (n >= AGENT_DEFERRED_MAX)
                 return error_set_plain(err, -EAGAIN, "agent: %zu runs wait for their start already; try again", n);
@@ -298,6 +310,10 @@ int agent_run_defer(struct agent *a, int conn, json_t *req, const int *fds, size
         }
         *tail = d;
         return 1;
+}
+
+int agent_run_defer(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        return defer_onto(&a->deferred, conn, req, fds, n_fds, err);
 }
 
 struct deferred_run *agent_run_next_deferred(struct agent *a) {
@@ -327,6 +343,9 @@ void agent_run_conn_gone(struct agent *a, int conn) {
                 } else
                         p = &(*p)->next;
         for (struct ctr *c = a->ctrs; c; c = c->next)
+                if (c->claim_waiter && c->claim_waiter->conn == conn)
+                        agent_run_deferred_free(TAKE_PTR(c->claim_waiter));
+        for (struct ctr *c = a->ctrs; c; c = c->next)
                 if (c->start_conn == conn) {
                         c->start_conn = -EBADF;
                         /* Its run's client is gone: a run that is not detached ends with it, as once running. */
@@ -345,6 +364,11 @@ int agent_run_start_done(struct agent *a, struct ctr *c, int *ret_conn) {
         int listener = -EBADF, r;
 
         *ret_conn = TAKE_FD(c->start_conn);
+        if (c->claim_waiter) {
+                /* First in line: it claims this spare now, or (the spare failed) starts as any run. */
+                c->claim_waiter->next = a->deferred;
+                a->deferred = TAKE_PTR(c->claim_waiter);
+        }
         agent_unwatch(a, c->start.report_fd);
         a->starting--;
         r = launch_container_finish(&c->start, c->spec->broker ? &listener : NULL,
@@ -381,15 +405,14 @@ static int held_spec(json_t *config, json_t *hold, struct container_spec **ret, 
         return spec_from_json(c, ret, err);
 }
 
-int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err) {
-        const char *name = proto_string(req, "name");
-        struct ctr *c = name ? agent_find(a, name) : NULL;
-
-        if (!c || c->command_fd < 0 || c->held_go || c->hold_conn != conn)
-                return error_set_plain(err, -EINVAL, "go: container %s holds no command for this client",
-                                       name ?: "(no name)");
+static int held_send_go(struct ctr *c, struct km_error *err) {
         if (send(c->command_fd, "g", 1, MSG_NOSIGNAL) != 1)
                 return error_set(err, -errno, "go: container %s: its PID 1", c->name);
+        return 0;
+}
+
+/* c's held command was told to start (held_send_go): conn is answered when it ends. */
+static int held_went(struct agent *a, struct ctr *c, int conn, struct km_error *err) {
         if (agent_watch(a, c->command_fd, &c->command_w) < 0 || agent_add_waiter(c, conn) < 0) {
                 agent_ctr_kill(a, c);
                 return error_set(err, -ENOMEM, "go: container %s", c->name);
@@ -399,6 +422,23 @@ int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err) {
         /* Not staying: it ends with its command, and its client is answered then, with it gone. */
         c->remove_on_exit |= !c->held_stays;
         return 1;
+}
+
+/* The held command of c starts; conn is answered when it ends. */
+static int held_go(struct agent *a, struct ctr *c, int conn, struct km_error *err) {
+        int r = held_send_go(c, err);
+
+        return r < 0 ? r : held_went(a, c, conn, err);
+}
+
+int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err) {
+        const char *name = proto_string(req, "name");
+        struct ctr *c = name ? agent_find(a, name) : NULL;
+
+        if (!c || c->command_fd < 0 || c->held_go || c->hold_conn != conn)
+                return error_set_plain(err, -EINVAL, "go: container %s holds no command for this client",
+                                       name ?: "(no name)");
+        return held_go(a, c, conn, err);
 }
 
 int agent_run_command_done(struct agent *a, struct ctr *c) {
@@ -417,43 +457,25 @@ int agent_run_command_done(struct agent *a, struct ctr *c) {
         return conn;
 }
 
-int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+/*
+ * The container of req, made and its PID 1 started (answered when it
+ * reports: agent_run_start_done); or, with kind, a spare of that kind
+ * (req its own request, no client, no stdio yet).
+ */
+static int run_start(struct agent *a, int conn, json_t *req, const int *fds, const char *name, struct spare_kind *kind,
+                     struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_t *hold = json_object_get(req, "hold");
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
-        const char *name = proto_string(req, "name"), *runtime = proto_string(req, "runtime");
+        const char *runtime = proto_string(req, "runtime");
         _cleanup_(spec_freep) struct container_spec *spec = NULL;
         _cleanup_free_ char *config = NULL;
         _cleanup_close_ int dir = -EBADF;
-        char generated[32], created[32];
+        char created[32];
         struct ctr *c;
-        pid_t pid;
         int r;
 
-        if (a->starting >= a->max_starts)
-                return agent_run_defer(a, conn, req, fds, n_fds, err);
-        if (!name) {
-                snprintf(generated, sizeof(generated), "run-%d-%lx", (int)getpid(), (unsigned long)random());
-                name = generated;
-        }
-        if (!state_name_is_valid(name))
-                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
-        c = agent_find(a, name);
-        if (c && c->pidfd >= 0)
-                return error_set_plain(err, -EEXIST, "container %s is running", name);
-        if (c) {
-                /* An exited one of that name (a retry after a crash): its state makes way. */
-                (void)state_container_remove(a->state_fd, name, NULL);
-                agent_ctr_forget(a, c);
-        }
-        if (hold && !detach)
-                return error_set_plain(err, -EINVAL, "run: a held command's container is detached");
-        if ((!detach || hold) && n_fds != 3)
-                return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
-        if ((!detach || hold) && (r = proto_refuse_terminals("run", fds, n_fds, err)) < 0)
-                return r;
-        if ((r = check_mount_targets(a, req, err)) < 0 || (r = check_rootfs(a, req, err)) < 0 ||
-            (r = agent_idmap_assign(a, json_object_get(req, "config"), err)) < 0)
+        if ((r = agent_idmap_assign(a, json_object_get(req, "config"), err)) < 0)
                 return r;
         r = held_spec(json_object_get(req, "config"), hold, &spec, err);
         if (r < 0)
@@ -487,9 +509,16 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                                   ? json_object_get(json_object_get(json_object_get(req, "config"), "process"), "args")
                                   : json_null(),
                           "rootfs", c->spec->root_path, "detached", detach);
-        if (!c->state) {
+        if (!c->state || (kind && !(c->spare_config = json_incref(json_object_get(req, "config"))))) {
                 run_failed(a, c);
                 return error_set(err, -ENOMEM, "container %s", name);
+        }
+        if (kind) {
+                c->spare = kind;
+                c->remove_on_exit = true; /* unclaimed, nothing of it stays */
+                kind->ctr = c;
+                /* Its groups keep this name once it is claimed (a v2 group cannot be renamed). */
+                json_object_set_new(c->state, "cgroup", json_string(c->cgroup));
         }
         /* Its targets count from now: another run for them while this one starts finds them taken. */
         record_image_and_mount(c, req);
@@ -503,6 +532,7 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
         int devnull3[3] = { a->devnull, a->devnull, a->devnull };
         const struct seccomp_program *broker = NULL;
         int userns = -EBADF;
+        pid_t pid;
         struct launch_request rq = {
                 .spec = c->spec,
                 .seccomp = c->has_seccomp ? &c->seccomp : NULL,
@@ -512,17 +542,18 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
                 .cgroup_root_fd = a->cgroup_root,
                 .cgroup_name = detach ? c->cgroup : NULL,
                 /* A held command's output is its client's; what it leaves running writes there too, or nowhere. */
-                .log_dir_fd = detach && !hold ? c->dir_fd : -EBADF,
+                .log_dir_fd = detach && !hold && !kind ? c->dir_fd : -EBADF,
                 .state_dir_fd = c->dir_fd,
                 .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
-                .hold = hold != NULL,
+                .hold = hold != NULL || kind,
                 .stays = c->held_stays,
+                .spare = kind != NULL,
         };
-        memcpy(rq.stdio, detach && !hold ? devnull3 : fds, sizeof(rq.stdio));
+        memcpy(rq.stdio, (detach && !hold) || kind ? devnull3 : fds, sizeof(rq.stdio));
         r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
         rq.userns_fd = userns;
         rq.broker = broker;
-        if (r >= 0 && c->runtime && hold)
+        if (r >= 0 && c->runtime && rq.hold)
                 r = error_set_plain(err, -EOPNOTSUPP, "container %s: a held command needs kubemount's own launcher",
                                     name);
         if (r >= 0 && c->runtime) {
@@ -554,4 +585,147 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
         c->start_conn = conn;
         a->starting++;
         return 1; /* answered when PID 1 reports: agent_run_start_done() */
+}
+
+/*
+ * Spare c (agent-spare.h) becomes the container req asks for: its command,
+ * env and stdio sent to its PID 1, its state dir renamed, its state and
+ * config.json req's.  0 when it cannot be (c is stopped; req starts as
+ * usual), else as a started run: answered now.  What the client does not
+ * wait for (config.json) comes after its answer, or its command's go.
+ */
+static int run_claim(struct agent *a, struct ctr *c, int conn, json_t *req, const int *fds, const char *name,
+                     struct km_error *err) {
+        json_t *hold = json_object_get(req, "hold"),
+               *process = json_object_get(json_object_get(req, "config"), "process");
+        _cleanup_(km_strv_freep) char **args = NULL, **env = NULL;
+        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
+        char created[32];
+        int r;
+
+        /* Checked as a run of its own would be; the rest of its spec is the spare's, of the same kind. */
+        r = spec_command(json_object_get(hold ?: process, "args"), json_object_get(hold, "env"), &args, &env, err);
+        if (r < 0)
+                return r;
+        if (launch_claim(c->command_fd, args, env, json_is_true(json_object_get(hold, "stays")), fds) < 0 ||
+            state_container_rename(a->state_fd, c->name, name) < 0 || (!hold && held_send_go(c, NULL) < 0)) {
+                c->stopping = true;
+                agent_ctr_kill(a, c);
+                return 0;
+        }
+        log_msg(KM_LOG_DEBUG, "agent: run %s: spare %s claimed", name, c->name);
+        c->spare->ctr = NULL;
+        c->spare = NULL;
+        c->remove_on_exit = false;
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        km_strv_free(c->spec->args);
+        c->spec->args = TAKE_PTR(args);
+        if (env) {
+                km_strv_free(c->spec->env);
+                c->spec->env = TAKE_PTR(env);
+        }
+        c->detached = json_is_true(json_object_get(req, "detach"));
+        c->held_stays = json_is_true(json_object_get(hold, "stays"));
+        c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
+        iso_now(created);
+        json_object_set_new(c->state, "name", json_string(name));
+        json_object_set_new(c->state, "created", json_string(created));
+        json_object_set_new(c->state, "command", json_incref(json_object_get(process, "args")) ?: json_null());
+        record_image_and_mount(c, req);
+        r = run_started(a, c, conn, c->pid, -EBADF, err);
+        /* Not held: its command went already, its client waits for the exit. */
+        if (r > 0 && !hold && (r = held_went(a, c, conn, err)) > 0)
+                c->hold_conn = -EBADF;
+        json_t *config = json_copy(c->spare_config);
+        _cleanup_free_ char *text = config && !json_object_set_new(config, "process", json_incref(process))
+                                            ? json_dumps(config, JSON_INDENT(2))
+                                            : NULL;
+
+        json_decref(config);
+        if (text)
+                (void)write_file_replace(c->dir_fd, "config.json", text, strlen(text), 0600, NULL);
+        json_decref(TAKE_PTR(c->spare_config));
+        return r;
+}
+
+int agent_run_spare_start(struct agent *a, struct spare_kind *kind) {
+        _cleanup_json_ json_t *req = agent_request_copy(kind->req); /* its id range is written into it */
+        struct km_error err = {};
+        uint64_t kept = 0;
+        char name[32];
+        int r;
+
+        snprintf(name, sizeof(name), "spare-%u", ++a->spare_serial);
+        if (agent_find(a, name) || state_container_remove(a->state_fd, name, NULL) < 0)
+                return -EEXIST;
+        /* The tree it runs from as a run would check it; a claim takes it only under the same kept check. */
+        r = req ? check_rootfs(a, req, &kept, &err) : -ENOMEM;
+        if (r >= 0 && !kept)
+                r = error_set_plain(&err, -ESTALE, "its image's tree is not watched");
+        if (r >= 0)
+                r = run_start(a, -EBADF, req, NULL, name, kind, &err);
+        if (r >= 0 && kind->ctr)
+                kind->ctr->tree_kept = kept;
+        if (r < 0)
+                log_msg(KM_LOG_DEBUG, "agent: spare %s: %s", name, err.message);
+        return r;
+}
+
+/* The default profile a client names (SECCOMP_DEFAULT_NAME) is the agent's one tree of it. */
+static int seccomp_by_name(struct agent *a, json_t *req, struct km_error *err) {
+        json_t *linux_ = json_object_get(json_object_get(req, "config"), "linux");
+        const char *name = json_string_value(json_object_get(linux_, "seccomp"));
+
+        if (!name)
+                return 0;
+        if (!streq(name, SECCOMP_DEFAULT_NAME))
+                return error_set_plain(err, -EINVAL, "run: config.json: linux.seccomp: no profile named '%s'", name);
+        if (!a->seccomp_default && !(a->seccomp_default = seccomp_default_profile()))
+                return error_set(err, -ENOMEM, "run: the default seccomp profile");
+        if (json_object_set_new(linux_, "seccomp", json_incref(a->seccomp_default)) < 0)
+                return error_set(err, -ENOMEM, "run");
+        return 0;
+}
+
+int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t n_fds, struct km_error *err) {
+        bool detach = json_is_true(json_object_get(req, "detach"));
+        json_t *hold = json_object_get(req, "hold");
+        const char *name = proto_string(req, "name");
+        uint64_t kept;
+        struct ctr *c;
+        char generated[32];
+        int r;
+
+        if (a->starting >= a->max_starts)
+                return agent_run_defer(a, conn, req, fds, n_fds, err);
+        if (!name) {
+                snprintf(generated, sizeof(generated), "run-%d-%lx", (int)getpid(), (unsigned long)random());
+                name = generated;
+        }
+        if (!state_name_is_valid(name))
+                return error_set_plain(err, -EINVAL, "invalid container name '%s'", name);
+        c = agent_find(a, name);
+        if (c && c->pidfd >= 0)
+                return error_set_plain(err, -EEXIST, "container %s is running", name);
+        if (c) {
+                /* An exited one of that name (a retry after a crash): its state makes way. */
+                (void)state_container_remove(a->state_fd, name, NULL);
+                agent_ctr_forget(a, c);
+        }
+        if (hold && !detach)
+                return error_set_plain(err, -EINVAL, "run: a held command's container is detached");
+        if ((!detach || hold) && n_fds != 3)
+                return error_set_plain(err, -EINVAL, "run: stdin, stdout and stderr are needed");
+        if ((!detach || hold) && (r = proto_refuse_terminals("run", fds, n_fds, err)) < 0)
+                return r;
+        if ((r = seccomp_by_name(a, req, err)) < 0 || (r = check_mount_targets(a, req, err)) < 0 ||
+            (r = check_rootfs(a, req, &kept, err)) < 0)
+                return r;
+        c = agent_spare_take(a, req, kept);
+        /* Its spare is half set up already: this run waits for it rather than start from nothing. */
+        if (c && c->start.report_fd >= 0 && !c->claim_waiter)
+                return defer_onto(&c->claim_waiter, conn, req, fds, n_fds, err);
+        if (c && c->start.report_fd < 0 && (r = run_claim(a, c, conn, req, fds, name, err)) != 0)
+                return r;
+        return run_start(a, conn, req, fds, name, NULL, err);
 }

@@ -62,3 +62,5 @@ void agent_run_conn_gone(struct agent *a, int conn);
  * the caller closes it.
  */
 int agent_run_start_done(struct agent *a, struct ctr *c, int *ret_conn);
+/* A spare of kind started (agent-spare.h): > 0 (its PID 1 reports later), or -errno. */
+int agent_run_spare_start(struct agent *a, struct spare_kind *kind);

@@ -24,6 +24,7 @@
 #include "agent-gc.h"
 #include "agent-ops.h"
 #include "agent-run.h"
+#include "agent-spare.h"
 #include "agent-workers.h"
 #include "cgroup.h"
 #include "pid1.h"
@@ -168,6 +169,8 @@ static void ctr_timer(struct agent *a, struct ctr *c) {
         uint64_t n;
 
         (void)!read(c->timer, &n, sizeof(n));
+        if (c->spare)
+                c->stopping = true; /* kept long enough unclaimed (agent-spare.h) */
         if (!c->stopping)
                 c->timed_out = true; /* a run's --timeout; a stop's grace ends the same way */
         agent_ctr_kill(a, c);
@@ -528,6 +531,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         if (dup3(a.devnull, LAUNCH_BROKER_FD, O_CLOEXEC) < 0)
                 return error_set(err, -errno, "agent: reserve fd %d", LAUNCH_BROKER_FD);
         a.max_starts = agent_run_max_starts();
+        agent_spares_init(&a);
         r = tree_watch_new(&a.trees);
         if (r < 0)
                 log_msg(KM_LOG_WARNING, "agent: inotify: %s; an image's tree is checked in full at every run",
@@ -568,7 +572,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
         bool strays = true; /* reap_strays() is due */
         for (;;) {
                 struct epoll_event ev[16];
-                bool idle = !a.ctrs && !a.conns && !a.jobs && !a.workers, stop = false;
+                bool idle = agent_only_spares(&a) && !a.conns && !a.jobs && !a.workers, stop = false;
+                bool spare_due = agent_spare_wanted(&a);
                 int timeout = idle && o->idle_exit_s > 0 ? o->idle_exit_s * 1000 : -1;
                 uint64_t now = monotonic_ms();
 
@@ -583,17 +588,27 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         if (a.n_groups_left > 0 && (timeout < 0 || timeout > GROUPS_RETRY_MS))
                                 timeout = GROUPS_RETRY_MS;
                 }
+                if (spare_due && (timeout < 0 || timeout > AGENT_SPARE_IDLE_MS))
+                        timeout = AGENT_SPARE_IDLE_MS;
                 int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), timeout);
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return error_set(err, -errno, "agent: epoll_wait");
+                if (n == 0 && spare_due) {
+                        struct spare_kind *k = agent_spare_due(&a);
+
+                        if (k && agent_run_spare_start(&a, k) < 0)
+                                agent_spare_failed(k);
+                        continue;
+                }
                 if (n == 0 && idle) {
                         bool running = false;
                         for (struct ctr *c = a.ctrs; c; c = c->next)
-                                running |= c->pidfd >= 0;
+                                running |= c->pidfd >= 0 && !c->spare;
                         if (!running && !a.conns && !a.jobs && !a.workers) {
+                                agent_spares_done(&a);
                                 (void)sd_notify_send("STOPPING=1\nSTATUS=idle");
                                 return 0; /* idle: a caller starts us again when needed */
                         }
@@ -663,7 +678,8 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 run_deferred(&a);
                 agent_sweep(&a);
                 if (stop) {
-                        /* systemctl stop: the containers serve on, a new agent adopts them. */
+                        /* systemctl stop: the containers serve on, a new agent adopts them; spares do not. */
+                        agent_spares_done(&a);
                         (void)sd_notify_send("STOPPING=1\nSTATUS=stopped by a signal; containers serve on");
                         return 0;
                 }
@@ -705,6 +721,7 @@ static void agent_done(struct agent *a) {
         km_strv_free(a->groups_left);
         seccomp_program_done(&a->seccomp_cached);
         json_decref(a->seccomp_json);
+        json_decref(a->seccomp_default);
         agent_broker_done(a);
         signals_done(a);
         closep(&a->lock_fd);

@@ -140,6 +140,17 @@ int state_container_dir(int state_fd, const char *name, bool create, struct km_e
         return open_private_dir(cfd, name, create, NULL, err);
 }
 
+int state_container_rename(int state_fd, const char *from, const char *to) {
+        _cleanup_close_ int cfd = -EBADF;
+
+        if (!state_name_is_valid(from) || !state_name_is_valid(to))
+                return -EINVAL;
+        cfd = open_containers(state_fd, false, NULL);
+        if (cfd < 0)
+                return cfd;
+        return renameat2(cfd, from, cfd, to, RENAME_NOREPLACE) < 0 ? -errno : 0;
+}
+
 /* Removes one entry of a container's dir: never follows, empty subdirs only. */
 static int remove_entry(int dfd, const char *name, struct km_error *err) {
         char shown[PATH_MAX];

@@ -27,6 +27,8 @@ int state_dir_open(const char *dir, struct km_error *err);
 
 /* A container's directory containers/NAME (created when create is true; refuses symlinks). */
 int state_container_dir(int state_fd, const char *name, bool create, struct km_error *err);
+/* containers/FROM renamed to containers/TO, which must not exist: 0 or -errno. */
+int state_container_rename(int state_fd, const char *from, const char *to);
 /*
  * Removes containers/NAME and what is in it (files only, one level; no symlink
  * followed; an empty subdirectory goes, a non-empty one is -ENOTEMPTY).  0 if absent.

@@ -271,7 +271,8 @@ char **vcs_exec_env(const struct km_vcs *v, const char *extra) {
         return json_strv(all);
 }
 
-static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
+/* named: the default seccomp profile by its name (SECCOMP_DEFAULT_NAME), as the agent takes it. */
+static json_t *vcs_config(const struct km_vcs *v, bool named, struct km_error *err) {
         _cleanup_free_ char **env = merged_env(v); /* borrowed strings */
         struct vcs_inputs in = {
                 .rootfs = v->rootfs,
@@ -286,6 +287,7 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
                 .host_dev = v->host_dev,
                 .privileged = v->privileged,
                 .allow_mounts = v->allow_mounts,
+                .seccomp_named = named,
         };
 
         if (!env) {
@@ -302,7 +304,7 @@ static json_t *vcs_config(const struct km_vcs *v, struct km_error *err) {
 KM_EXPORT char *km_vcs_config_json(const struct km_vcs *v, struct km_error *err) {
         _cleanup_json_ json_t *config = NULL;
 
-        if (jansson_require(err) < 0 || !(config = vcs_config(v, err)))
+        if (jansson_require(err) < 0 || !(config = vcs_config(v, false, err)))
                 return NULL;
         return json_dumps(config, JSON_INDENT(2));
 }
@@ -490,7 +492,7 @@ static json_t *held_json(const struct vcs_held *held) {
 
 static int run_request(struct km_agent *a, const struct km_vcs *v, bool detach, const struct vcs_held *held,
                        const int fds[3], int *exit_status, char **ret_name, struct km_error *err) {
-        _cleanup_json_ json_t *config = vcs_config(v, err), *req = NULL, *m = NULL;
+        _cleanup_json_ json_t *config = vcs_config(v, true, err), *req = NULL, *m = NULL;
         int r;
 
         if (!config)

@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Issue 23: spare containers (src/lib/vcs/agent-spare.h).  After a run of an
+# image, the agent starts one container of its kind ahead, held before its
+# command; the next run of the kind is served by it (its PID 1 is older than
+# its command).  What a run gets from a spare is its own: its command's
+# output, status and stdin; ps lists no spare; a run of another kind
+# (--privileged) is never served by one of the default kind, nor the other
+# way; a run from a --rootfs directory never is (its checks hold at its own
+# start); an image's tree changed since its spare was made is found and
+# unpacked again, and the spare is not used; ten runs at once all come right;
+# an agent killed leaves no spare behind (their PID 1s end with its socket,
+# the next agent removes their state); an agent with KUBEMOUNT_SPARES=0 makes
+# none; a spare keeps no idle agent from exiting, and goes with it.
+# shellcheck disable=SC2016 # single-quoted scripts are expanded by the container's sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/node.sh" || { echo "Bail out! cannot load tests/lib/node.sh"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/rootfs.sh" || { echo "Bail out! cannot load tests/lib/rootfs.sh"; exit 1; }
+node_sandbox "$@"
+need_tools pgrep tar python3
+
+node_up --no-kubelet
+vcs_setup
+export KUBEMOUNT_STORE_DIR=$NODE/store
+CONTAINERS=$KUBEMOUNT_STATE_DIR/containers
+
+has_spare() { compgen -G "$CONTAINERS/spare-*" >/dev/null; }
+no_spare() { ! has_spare; }
+spare_names() { (cd "$CONTAINERS" 2>/dev/null && compgen -G 'spare-*' | xargs); }
+# How many clock ticks PID 1 started before the command: about 0 for a start of its own,
+# the time since it was made for a spare's (each run below comes a second after the last).
+AGE='set -- $(cat /proc/1/stat); p1=${22}; set -- $(cat /proc/self/stat); echo "age $((${22} - p1))"'
+age_of() { sed -n 's/^age //p' <<<"$1"; }
+served() { local a; a=$(age_of "$1"); [[ -n $a ]] && ((a >= 50)); }
+# The ps -a names, spares would be among them.
+listed() { vcs_json "' '.join(x.get('name', '') for x in c)"; }
+
+vcs_agent_start
+tar -C "$ROOTFS" -czf "$KM_SCRATCH/rootfs.tar.gz" . || bail_out "cannot pack the test rootfs"
+run km image import --json "rootfs:$KM_SCRATCH/rootfs.tar.gz" vcs/spare:1
+tree=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rootfs"])' "$OUT" 2>/dev/null)
+[[ -n $tree && $tree == "$KUBEMOUNT_STORE_DIR"/* && -d $tree ]] || bail_out "no image tree in the test's store: '$tree'"
+img_run() { km run --image vcs/spare:1 "$@"; }
+
+# ---- a run from a --rootfs directory: never a spare ----
+for i in 1 2; do
+        run vcs_run -- sh -c "$AGE"
+        sleep 1
+done
+served "$OUT" && not_ok "run --rootfs twice: the second starts from nothing" ||
+        ok "run --rootfs twice: the second starts from nothing (age $(age_of "$OUT"))"
+holds "... no spare is made of a --rootfs run" no_spare
+
+# ---- a run, then its spare; the next run of the kind is served by it ----
+run img_run -- sh -c "$AGE; exit 3"
+is "$RC" 3 "a first run: its status"
+served "$OUT" && not_ok "... started from nothing" || ok "... started from nothing (age $(age_of "$OUT"))"
+check "... then a spare of its kind is made" wait_for 10 has_spare
+first=$(spare_names)
+like "$(cat "$CONTAINERS/$first/state.json" 2>&1)" '"status": *"spare"' "its state says spare ($first)"
+unlike "$(listed)" "spare-" "ps -a does not list it"
+sleep 1
+run img_run -- sh -c "$AGE; echo out; echo err >&2; exit 7"
+is "$RC" 7 "the next run of the kind: its own status"
+if served "$OUT"; then ok "... served by the spare (age $(age_of "$OUT") ticks)"; else
+        not_ok "... served by the spare"
+        diag "$OUT" "$(tail -n 20 "$KM_SCRATCH/agent.log")"
+fi
+like "$OUT" "out" "... its stdout is the client's"
+is "$ERR" "err" "... and its stderr"
+holds "... the spare it was is gone from the state dir" test ! -e "$CONTAINERS/$first"
+check "... and the next spare is made" wait_for 10 has_spare
+sleep 1
+run with_stdin "from-the-client" img_run -i -- cat
+is "$RC:$OUT" "0:from-the-client" "run -i -- cat: the client's stdin"
+sleep 1
+run with_stdin "again" img_run -i -- sh -c "cat; echo; $AGE"
+like "$OUT" "^again" "... again, its own stdin"
+served "$OUT" && ok "... served by a spare of the -i kind" || not_ok "... served by a spare of the -i kind ($OUT)"
+
+# ---- kinds do not mix ----
+full='0 +0 +4294967295'
+for round in 1 2 3; do
+        run img_run --privileged -- sh -c "cat /proc/self/uid_map; $AGE"
+        like "$OUT" "$full" "--privileged, round $round: the host's ids (a privileged container)"
+        run img_run -- sh -c "cat /proc/self/uid_map; $AGE"
+        unlike "$OUT" "$full" "default, round $round: an id range of its own"
+        sleep 1
+done
+served "$OUT" && ok "... the last one served by a spare of its own kind" || not_ok "... served by a spare ($OUT)"
+
+# ---- ten at once ----
+pids=()
+for i in $(seq 10); do
+        img_run -- sh -c "echo run-$i" >"$KM_SCRATCH/burst-$i.out" 2>&1 &
+        pids+=($!)
+done
+bad=0
+for i in $(seq 10); do
+        wait "${pids[$((i - 1))]}" || bad=$((bad + 1))
+        [[ $(cat "$KM_SCRATCH/burst-$i.out") == "run-$i" ]] || bad=$((bad + 1))
+done
+is "$bad" 0 "ten runs at once: each its own output and status 0"
+
+# ---- an image's tree changed after its spare was made ----
+check "a spare of the image waits" wait_for 10 has_spare
+sleep 1
+run img_run -- sh -c "$AGE"
+served "$OUT" && ok "run --image again: served by a spare" || not_ok "run --image again: served by a spare ($OUT)"
+check "... and the next spare is made" wait_for 10 has_spare
+sleep 1
+echo planted >"$tree/planted"
+run img_run -- sh -c 'test -e /planted && echo planted || echo clean; '"$AGE"
+like "$OUT" "^clean" "a file planted in the tree after the spare was made: not seen (the tree was unpacked again)"
+served "$OUT" && not_ok "... and the spare was not used" || ok "... and the spare was not used (age $(age_of "$OUT"))"
+holds "... the store's tree is the image's again" test ! -e "$tree/planted"
+
+# ---- an agent killed leaves no spare ----
+check "a spare waits" wait_for 10 has_spare
+kill -KILL "$AGENT"
+wait "$AGENT" 2>/dev/null
+node_untrack "$AGENT"
+check "the agent killed: its spares' PID 1s end with its socket" wait_for 10 sh -c '! pgrep -x kubemount-init'
+vcs_agent_start
+check "the next agent removes what they left" wait_for 5 no_spare
+unlike "$(listed)" "spare-" "... and ps -a lists none"
+
+# ---- KUBEMOUNT_SPARES=0 ----
+kill -TERM "$AGENT"
+wait "$AGENT" 2>/dev/null
+node_untrack "$AGENT"
+KUBEMOUNT_SPARES=0 vcs_agent_start
+for i in 1 2; do
+        run img_run -- sh -c "$AGE"
+        sleep 1
+done
+served "$OUT" && not_ok "KUBEMOUNT_SPARES=0: no run is served by a spare" ||
+        ok "KUBEMOUNT_SPARES=0: no run is served by a spare (age $(age_of "$OUT"))"
+holds "... none is made" no_spare
+
+# ---- a spare keeps no idle agent ----
+kill -TERM "$AGENT"
+wait "$AGENT" 2>/dev/null
+node_untrack "$AGENT"
+spawn "$KUBEMOUNT" agent --idle-exit 1 >>"$KM_SCRATCH/agent.log" 2>&1 </dev/null
+AGENT=$SPAWNED
+check "an agent with --idle-exit 1" wait_for 10 test -S "$KUBEMOUNT_STATE_DIR/agent.sock"
+check "... runs" img_run -- true
+check "... makes a spare" wait_for 10 has_spare
+check "... and exits when idle all the same" wait_for 10 vcs_gone "$AGENT"
+check "... its spare gone with it" wait_for 5 no_spare
+
+vcs_cleanup
+done_testing
