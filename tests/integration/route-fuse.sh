@@ -174,6 +174,23 @@ check "the shim: umount" in_k "${SHIM[@]}" umount "$V"
 check_fails "... gone from the host" is_mounted host "$V"
 is "$(route_name "$V")" "" "... and its container"
 
+# 9. Back to back, as a node's kubelet mounts and unmounts: after the first, each mount is served by
+# a spare container of the image (agent-spare.h), whose mount broker serves its own target.
+bad=0 spared=0
+for i in 1 2 3 4 5 6; do
+        if ! in_k "${KM_K[@]}" --vcs-image fuse.bindfs=fuse-tools:latest mount -t fuse.bindfs \
+                "$KUBELET_DIR/export" "$V" 2>"$KM_SCRATCH/b2b.err" ||
+                [[ $(in_pod a cat "$V/data" 2>&1) != "served by a VCS container" ]]; then
+                bad=$((bad + 1))
+                diag "round $i: $(cat "$KM_SCRATCH/b2b.err")"
+        fi
+        pid=$(pgrep -xn bindfs)
+        [[ -n $pid ]] && grep -q '/ctr-spare-' "/proc/$pid/cgroup" 2>/dev/null && spared=$((spared + 1))
+        in_k "${KM_K[@]}" umount "$V" || bad=$((bad + 1))
+done
+is "$bad" 0 "six routed mount+umount back to back: each mounted, read and unmounted"
+((spared >= 3)) && ok "... most served by a spare ($spared of 6)" || not_ok "... most served by a spare ($spared of 6)"
+
 vcs_cleanup
 agents=$(vcs_agent_pids)
 # shellcheck disable=SC2086 # a list of pids: the agent the first command started, ended by node_down
