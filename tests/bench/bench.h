@@ -27,10 +27,10 @@
 #include <time.h>
 
 /*
- * The pause after each timed kubemount command (and each P8 cycle), before
- * the next: what a command leaves to do in the background (a spare
- * container's start, a namespace's teardown) is done before the next one
- * is timed, whichever side it is.  Back-to-back figures are rows of their own.
+ * The pause after each P8 cycle, before the next: what a mount leaves to do
+ * in the background (a spare container's start, a daemon's exit) is done
+ * before the next one is timed, whichever way it is.  Back to back is a row
+ * of its own.  (P2 runs no spares: its runs are from a --rootfs directory.)
  */
 #define BENCH_SETTLE_US 20000
 

@@ -517,8 +517,8 @@ void bench_p2(const char *label, long n, bool large) {
                         st = run_fds(argv[k], k == K_KM || k == K_PRIV ? env_vcs : env_plain, -1, -1);
                         v[k][i] = now() - t;
                         enter(ns_a);
-                        /* And every command starts after what the one before left to do (a spare's start). */
-                        usleep(k == K_CRUN || k == K_RUNC ? settle_us : BENCH_SETTLE_US);
+                        if (k == K_CRUN || k == K_RUNC)
+                                usleep(settle_us);
                         if (st != 0) {
                                 fail("P2: %s ... exited %d", argv[k][0], st);
                                 show_errlog();
@@ -538,7 +538,7 @@ void bench_p2(const char *label, long n, bool large) {
                 else
                         note(r, "crun is not installed");
                 note(r,
-                     "%ld runs, interleaved, 50 ms pause after each peer, 20 ms after the others; the same rootfs and "
+                     "%ld runs, interleaved, 50 ms pause after each peer; the same rootfs and "
                      "config (kubemount run "
                      "--print-spec)%s; agent warm; crun from a child namespace without %s",
                      n, config_change[0][0] || config_change[1][0] ? ", peers with the changes below" : "", UNIFIED);
