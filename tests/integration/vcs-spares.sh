@@ -33,6 +33,22 @@ age_of() { sed -n 's/^age //p' <<<"$1"; }
 served() { local a; a=$(age_of "$1"); [[ -n $a ]] && ((a >= 50)); }
 # The ps -a names, spares would be among them.
 listed() { vcs_json "' '.join(x.get('name', '') for x in c)"; }
+# never_served DESC CMD...: CMD -- sh twice, a second apart; the second starts from nothing, no spare is made.
+never_served() {
+        local desc=$1
+        shift
+        run "$@" -- sh -c "$AGE"
+        sleep 1
+        run "$@" -- sh -c "$AGE"
+        served "$OUT" && not_ok "$desc" || ok "$desc (age $(age_of "$OUT"))"
+        holds "... and no spare is made" no_spare
+}
+# agent_end SIGNAL: the agent of vcs_agent_start ended by SIGNAL, and reaped.
+agent_end() {
+        kill -"$1" "$AGENT"
+        wait "$AGENT" 2>/dev/null
+        node_untrack "$AGENT"
+}
 
 vcs_agent_start
 tar -C "$ROOTFS" -czf "$KM_SCRATCH/rootfs.tar.gz" . || bail_out "cannot pack the test rootfs"
@@ -42,13 +58,7 @@ tree=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rootfs"])' "$
 img_run() { km run --image vcs/spare:1 "$@"; }
 
 # ---- a run from a --rootfs directory: never a spare ----
-for i in 1 2; do
-        run vcs_run -- sh -c "$AGE"
-        sleep 1
-done
-served "$OUT" && not_ok "run --rootfs twice: the second starts from nothing" ||
-        ok "run --rootfs twice: the second starts from nothing (age $(age_of "$OUT"))"
-holds "... no spare is made of a --rootfs run" no_spare
+never_served "run --rootfs twice: the second starts from nothing" vcs_run
 
 # ---- a run, then its spare; the next run of the kind is served by it ----
 run img_run -- sh -c "$AGE; exit 3"
@@ -116,31 +126,19 @@ holds "... the store's tree is the image's again" test ! -e "$tree/planted"
 
 # ---- an agent killed leaves no spare ----
 check "a spare waits" wait_for 10 has_spare
-kill -KILL "$AGENT"
-wait "$AGENT" 2>/dev/null
-node_untrack "$AGENT"
+agent_end KILL
 check "the agent killed: its spares' PID 1s end with its socket" wait_for 10 sh -c '! pgrep -x kubemount-init'
 vcs_agent_start
 check "the next agent removes what they left" wait_for 5 no_spare
 unlike "$(listed)" "spare-" "... and ps -a lists none"
 
 # ---- KUBEMOUNT_SPARES=0 ----
-kill -TERM "$AGENT"
-wait "$AGENT" 2>/dev/null
-node_untrack "$AGENT"
+agent_end TERM
 KUBEMOUNT_SPARES=0 vcs_agent_start
-for i in 1 2; do
-        run img_run -- sh -c "$AGE"
-        sleep 1
-done
-served "$OUT" && not_ok "KUBEMOUNT_SPARES=0: no run is served by a spare" ||
-        ok "KUBEMOUNT_SPARES=0: no run is served by a spare (age $(age_of "$OUT"))"
-holds "... none is made" no_spare
+never_served "KUBEMOUNT_SPARES=0: no run is served by a spare" img_run
 
 # ---- a spare keeps no idle agent ----
-kill -TERM "$AGENT"
-wait "$AGENT" 2>/dev/null
-node_untrack "$AGENT"
+agent_end TERM
 spawn "$KUBEMOUNT" agent --idle-exit 1 >>"$KM_SCRATCH/agent.log" 2>&1 </dev/null
 AGENT=$SPAWNED
 check "an agent with --idle-exit 1" wait_for 10 test -S "$KUBEMOUNT_STATE_DIR/agent.sock"
