@@ -457,6 +457,15 @@ int agent_run_command_done(struct agent *a, struct ctr *c) {
         return conn;
 }
 
+/* What of a run's request c keeps: whether it is detached, whether its held command's PID 1 stays, its timeout. */
+static void ctr_take_request(struct ctr *c, json_t *req) {
+        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
+
+        c->detached = json_is_true(json_object_get(req, "detach"));
+        c->held_stays = json_is_true(json_object_get(json_object_get(req, "hold"), "stays"));
+        c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
+}
+
 /*
  * The container of req, made and its PID 1 started (answered when it
  * reports: agent_run_start_done); or, with kind, a spare of that kind
@@ -466,7 +475,6 @@ static int run_start(struct agent *a, int conn, json_t *req, const int *fds, con
                      struct km_error *err) {
         bool detach = json_is_true(json_object_get(req, "detach"));
         json_t *hold = json_object_get(req, "hold");
-        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
         const char *runtime = proto_string(req, "runtime");
         _cleanup_(spec_freep) struct container_spec *spec = NULL;
         _cleanup_free_ char *config = NULL;
@@ -498,9 +506,7 @@ static int run_start(struct agent *a, int conn, json_t *req, const int *fds, con
                 return err->code;
         }
         snprintf(c->cgroup, sizeof(c->cgroup), "ctr-%s", name);
-        c->detached = detach;
-        c->held_stays = json_is_true(json_object_get(hold, "stays"));
-        c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
+        ctr_take_request(c, req);
         iso_now(created);
         c->state =
                 json_pack("{s:s, s:s, s:s, s:O, s:s, s:b}", "name", name, "status", "creating", "created", created,
@@ -599,7 +605,6 @@ static int run_claim(struct agent *a, struct ctr *c, int conn, json_t *req, cons
         json_t *hold = json_object_get(req, "hold"),
                *process = json_object_get(json_object_get(req, "config"), "process");
         _cleanup_(km_strv_freep) char **args = NULL, **env = NULL;
-        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
         char created[32];
         int r;
 
@@ -624,9 +629,7 @@ static int run_claim(struct agent *a, struct ctr *c, int conn, json_t *req, cons
                 km_strv_free(c->spec->env);
                 c->spec->env = TAKE_PTR(env);
         }
-        c->detached = json_is_true(json_object_get(req, "detach"));
-        c->held_stays = json_is_true(json_object_get(hold, "stays"));
-        c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
+        ctr_take_request(c, req);
         iso_now(created);
         json_object_set_new(c->state, "name", json_string(name));
         json_object_set_new(c->state, "created", json_string(created));
