@@ -6,9 +6,11 @@
 # its command).  What a run gets from a spare is its own: its command's
 # output, status and stdin; ps lists no spare; a run of another kind
 # (--privileged) is never served by one of the default kind, nor the other
-# way; a run from a --rootfs directory never is (its checks hold at its own
-# start); an image's tree changed since its spare was made is found and
-# unpacked again, and the spare is not used; ten runs at once all come right;
+# way; a run from a --rootfs directory is, until what its start took there
+# changes (/proc made a symlink, the root moved or mounted over, a bind
+# source replaced: the run then gets what a start of its own would); an
+# image's tree changed since its spare was made is found and unpacked again,
+# and the spare is not used; ten runs at once all come right;
 # an agent killed leaves no spare behind (their PID 1s end with its socket,
 # the next agent removes their state); an agent with KUBEMOUNT_SPARES=0 makes
 # none; a spare keeps no idle agent from exiting, and goes with it.
@@ -57,8 +59,59 @@ tree=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rootfs"])' "$
 [[ -n $tree && $tree == "$KUBEMOUNT_STORE_DIR"/* && -d $tree ]] || bail_out "no image tree in the test's store: '$tree'"
 img_run() { km run --image vcs/spare:1 "$@"; }
 
-# ---- a run from a --rootfs directory: never a spare ----
-never_served "run --rootfs twice: the second starts from nothing" vcs_run
+# ---- a --rootfs directory: served while what its start took holds (start-pins.h) ----
+COPY=$KM_SCRATCH/copy
+cp -a "$ROOTFS" "$COPY" && mkdir -p "$KM_SCRATCH/src" && echo first >"$KM_SCRATCH/src/marker" ||
+        bail_out "cannot copy the test rootfs"
+copy_run() { km run --rootfs "$COPY" --mount "$KM_SCRATCH/src:/src" "$@"; }
+# spare_then DESC CHANGE: a spare of copy_run's kind waits, CHANGE is made, the next run shows what it sees.
+spare_then() {
+        check "$1: a spare of the kind waits" wait_for 10 has_spare
+        sleep 1
+        eval "$2" || bail_out "$1: cannot make the change"
+        run copy_run -- sh -c 'cat /src/marker /marker 2>/dev/null; stat -f -c %T /proc; '"$AGE"
+}
+run copy_run -- sh -c "$AGE"
+is "$RC" 0 "run --rootfs: a first run"
+spare_then "run --rootfs again" ":"
+served "$OUT" && ok "... served by a spare (age $(age_of "$OUT"))" || not_ok "... served by a spare ($OUT)"
+spare_then "a file in a directory no mount passes" "echo live >'$COPY/tmp/file'"
+served "$OUT" && ok "... still served (age $(age_of "$OUT"))" || not_ok "... still served ($OUT)"
+run copy_run -- cat /tmp/file
+is "$OUT" "live" "... and the root is the directory as it is now"
+spare_then "/proc replaced by a symlink to /etc" "rm -rf '$COPY/proc' && ln -s /etc '$COPY/proc'"
+is "$RC" 125 "... refused as a start of its own refuses it (THREATS 19), not served"
+like "$ERR" "/proc is a symlink" "... and says why: $ERR"
+rm -f "$COPY/proc" && mkdir "$COPY/proc"
+run copy_run -- true
+spare_then "the root moved away, another put in its place" \
+        "mv '$COPY' '$COPY.old' && cp -a '$COPY.old' '$COPY' && echo new-root >'$COPY/marker'"
+like "$OUT" "new-root" "... the run has the new root"
+served "$OUT" && not_ok "... not served ($OUT)" || ok "... not served (age $(age_of "$OUT"))"
+rm -rf "$COPY.old"
+mkdir -p "$KM_SCRATCH/over" && cp -a "$COPY/." "$KM_SCRATCH/over" && echo mounted-over >"$KM_SCRATCH/over/marker"
+spare_then "a directory mounted over the root's path" "mount --bind '$KM_SCRATCH/over' '$COPY'"
+like "$OUT" "mounted-over" "... the run has what is mounted there"
+served "$OUT" && not_ok "... not served ($OUT)" || ok "... not served (age $(age_of "$OUT"))"
+umount "$COPY" || bail_out "cannot unmount $COPY"
+run copy_run -- true
+spare_then "a bind source replaced" \
+        "mv '$KM_SCRATCH/src' '$KM_SCRATCH/src.old' && mkdir '$KM_SCRATCH/src' && echo second >'$KM_SCRATCH/src/marker'"
+like "$OUT" "^second" "... the run binds the new source"
+served "$OUT" && not_ok "... not served ($OUT)" || ok "... not served (age $(age_of "$OUT"))"
+run copy_run -- true
+# A spare sets up right after a run: meanwhile its caller may remove the directory, and it must make nothing there.
+bad=0
+for i in $(seq 10); do
+        cp -a "$ROOTFS" "$KM_SCRATCH/gone" && rmdir "$KM_SCRATCH/gone/sys" || bail_out "cannot copy the test rootfs"
+        km run --rootfs "$KM_SCRATCH/gone" -- true || bad=$((bad + 1))
+        rm -rf "$KM_SCRATCH/gone" || bad=$((bad + 1))
+        sleep 0.05
+        [[ ! -e $KM_SCRATCH/gone ]] || bad=$((bad + 1))
+done
+is "$bad" 0 "a --rootfs directory removed right after each of ten runs: removed, nothing made again in it"
+agent_end TERM # with its spares: the image's below are the only ones
+vcs_agent_start
 
 # ---- a run, then its spare; the next run of the kind is served by it ----
 run img_run -- sh -c "$AGE; exit 3"

@@ -12,6 +12,7 @@
 
 #include "launch-rootfs.h"
 #include "mount-flags.h"
+#include "mount-identity.h"
 #include "newmount.h"
 #include "resolve.h"
 #include "syscalls.h"
@@ -34,8 +35,11 @@ static int not_a_symlink(int fd, const char *dest, struct km_error *err) {
  * RESOLVE_IN_ROOT, so the image's symlinks resolve inside it and nothing is
  * ever made outside; the last component is never followed.  With a
  * writable layer the new entries land in the container's upper dir.
+ * keep: the root's mount ID when nothing may be made on it (a spare's
+ * --rootfs directory, start-pins.h: the caller's tree, not written to when
+ * no run asked), else 0.
  */
-static int mount_point(int root, const char *dest, bool file, struct km_error *err) {
+static int mount_point(int root, unsigned keep, const char *dest, bool file, struct km_error *err) {
         _cleanup_free_ char *prefix = strdup(dest);
         _cleanup_close_ int parent = -EBADF;
         int fd = rootfs_openat2(root, dest, O_PATH | O_NOFOLLOW);
@@ -57,6 +61,15 @@ static int mount_point(int root, const char *dest, bool file, struct km_error *e
 
                 c[len] = '\0'; /* prefix: the path up to this component, c: the component */
                 fd = rootfs_openat2(root, prefix, flags);
+                if (fd == -ENOENT && keep) {
+                        unsigned on = 0;
+
+                        if (fd_mount_id(parent, &on) < 0 || on == keep)
+                                return error_set_plain(err, -ENOENT,
+                                                       "rootfs: mount point %s: %s is missing (a spare makes "
+                                                       "nothing in a --rootfs directory)",
+                                                       dest, prefix);
+                }
                 if (fd == -ENOENT) {
                         int r = 0;
 
@@ -122,7 +135,7 @@ static int own_device_node(int root, const struct container_spec *s, const struc
         return sys_open_tree(dev, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 }
 
-static int attach_tree(int tree, int root, const struct container_spec *s, const struct spec_mount *m,
+static int attach_tree(int tree, int root, unsigned keep, const struct container_spec *s, const struct spec_mount *m,
                        struct km_error *err) {
         struct mount_attr attr = mount_attr_from_ms(m->flags);
         _cleanup_close_ int dest = -EBADF, own = -EBADF;
@@ -137,7 +150,7 @@ static int attach_tree(int tree, int root, const struct container_spec *s, const
                         return own;
                 tree = own;
         }
-        dest = mount_point(root, m->destination, !S_ISDIR(st.st_mode), err);
+        dest = mount_point(root, keep, m->destination, !S_ISDIR(st.st_mode), err);
         if (dest < 0)
                 return dest;
         if ((attr.attr_set || attr.attr_clr) &&
@@ -149,9 +162,9 @@ static int attach_tree(int tree, int root, const struct container_spec *s, const
         return set_propagation(root, m->destination, m->propagation, err);
 }
 
-static int mount_fresh(int root, const struct spec_mount *m, struct km_error *err) {
+static int mount_fresh(int root, unsigned keep, const struct spec_mount *m, struct km_error *err) {
         _cleanup_free_ char *options = mount_options_from_ms(m->flags, m->data);
-        _cleanup_close_ int dest = mount_point(root, m->destination, false, err);
+        _cleanup_close_ int dest = mount_point(root, keep, m->destination, false, err);
         char what[4200];
         int r;
 
@@ -167,7 +180,7 @@ static int mount_fresh(int root, const struct spec_mount *m, struct km_error *er
         return r < 0 ? r : set_propagation(root, m->destination, m->propagation, err);
 }
 
-static int make_devices(int root, const struct container_spec *s, struct km_error *err) {
+static int make_devices(int root, unsigned keep, const struct container_spec *s, struct km_error *err) {
         static const char *const links[][2] = {
                 { "/dev/fd", "/proc/self/fd" },       { "/dev/stdin", "/proc/self/fd/0" },
                 { "/dev/stdout", "/proc/self/fd/1" }, { "/dev/stderr", "/proc/self/fd/2" },
@@ -185,7 +198,7 @@ static int make_devices(int root, const struct container_spec *s, struct km_erro
                         return -ENOMEM;
                 slash = strrchr(parent, '/');
                 *slash = '\0';
-                pfd = mount_point(root, parent, false, err);
+                pfd = mount_point(root, keep, parent, false, err);
                 if (pfd < 0)
                         return pfd;
                 pfd = ({
@@ -289,6 +302,7 @@ int rootfs_setup(const struct container_spec *s, struct trees *t, struct km_erro
         _cleanup_close_ int stage = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int root = -EBADF;
         struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+        unsigned keep = 0;
         int r;
 
         if (stage < 0)
@@ -305,14 +319,17 @@ int rootfs_setup(const struct container_spec *s, struct trees *t, struct km_erro
         r = set_propagation(root, "/", s->rootfs_propagation == (MS_SLAVE | MS_REC) ? MS_SLAVE : MS_PRIVATE, err);
         if (r < 0)
                 return r;
+        if (t->keep_root && (r = fd_mount_id(root, &keep)) < 0)
+                return error_set(err, r, "rootfs %s: its mount", s->root_path);
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const struct spec_mount *m = &s->mounts[i];
 
-                r = launch_is_bind(m) ? attach_tree(t->binds[i], root, s, m, err) : mount_fresh(root, m, err);
+                r = launch_is_bind(m) ? attach_tree(t->binds[i], root, keep, s, m, err)
+                                      : mount_fresh(root, keep, m, err);
                 if (r < 0)
                         return r;
         }
-        r = make_devices(root, s, err);
+        r = make_devices(root, keep, s, err);
         if (r < 0)
                 return r;
         r = restrict_paths(root, s, err);

@@ -28,6 +28,7 @@ struct trees {
         struct overlay_dirs overlay; /* an idmapped overlay the kernel takes only from attached layers */
         int *binds;
         size_t n;
+        bool keep_root; /* a spare's root that is the caller's directory: no mount point is made on it */
 };
 void trees_done(struct trees *t);
 

@@ -297,6 +297,10 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
         if (s->root_overlay) {
                 if ((r = clone_overlay_root(rq, t, err)) < 0)
                         return r;
+        } else if (rq->pinned_fds && rq->pinned_fds[0] >= 0) {
+                t->root = sys_open_tree(rq->pinned_fds[0], "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (t->root < 0)
+                        return error_set(err, t->root, "rootfs %s", s->root_path);
         } else {
                 t->root = sys_open_tree(AT_FDCWD, s->root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
                 if (t->root < 0)
@@ -304,12 +308,12 @@ static int clone_trees(const struct launch_request *rq, struct trees *t, struct 
         }
         for (size_t i = 0; i < t->n; i++) {
                 const struct spec_mount *m = &s->mounts[i];
-                _cleanup_close_ int fd = -EBADF;
+                _cleanup_close_ int own = -EBADF;
+                int fd = rq->pinned_fds ? rq->pinned_fds[1 + i] : -EBADF;
 
                 if (!launch_is_bind(m))
                         continue;
-                fd = launch_open_source(m, rq->confine, err);
-                if (fd < 0)
+                if (fd < 0 && (fd = own = launch_open_source(m, rq->confine, err)) < 0)
                         return fd;
                 t->binds[i] = sys_open_tree(fd, "",
                                             AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
@@ -328,7 +332,9 @@ static int ns_flags(const struct container_spec *s) {
 
 int launch_container_start(const struct launch_request *rq, struct launch_pending *ret, struct km_error *err) {
         const struct container_spec *s = rq->spec;
-        _cleanup_(trees_done) struct trees t = { .root = -EBADF, .overlay = OVERLAY_DIRS_INIT };
+        _cleanup_(trees_done) struct trees t = { .root = -EBADF,
+                                                 .overlay = OVERLAY_DIRS_INIT,
+                                                 .keep_root = rq->spare && !rq->spec->root_overlay };
         _cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF, go_rd = -EBADF, go_wr = -EBADF;
         _cleanup_close_ int netns = -EBADF, cgroup = -EBADF;
         bool entered = false;

@@ -37,6 +37,12 @@ struct launch_request {
          * then its go; spec->args and stdio are placeholders until then.
          */
         bool spare;
+        /*
+         * NULL, or a spare's (start_pins.fds, start-pins.h): the root at [0]
+         * (-EBADF: by its path) and mounts[i]'s source at [1 + i], opened
+         * ahead; the start clones these, not what the paths lead to now.
+         */
+        const int *pinned_fds;
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "jansson-dl.h"
 #include "util.h"
 
 /* One entry of "mounts". */

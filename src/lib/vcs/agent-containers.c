@@ -76,6 +76,7 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
                 c->spare->ctr = NULL;
         c->spare = NULL;
         json_decref(TAKE_PTR(c->spare_config));
+        start_pins_done(&c->pins);
         spec_free(c->spec);
         free(c->runtime);
         if (c->has_seccomp)
@@ -179,6 +180,7 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         c->command_fd = c->hold_conn = -EBADF;
         c->start = (struct launch_pending){ .pid = -1, .report_fd = -EBADF };
         c->start_conn = -EBADF;
+        c->pins = START_PINS_INIT;
         c->pidfd = c->timer = c->server_pidfd = c->server_sock = c->server_timer = -EBADF;
         c->dir_fd = dir_fd;
         c->spec = spec;

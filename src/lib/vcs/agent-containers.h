@@ -16,6 +16,7 @@
 #include "mount-identity.h"
 #include "seccomp-filter.h"
 #include "spec.h"
+#include "start-pins.h"
 
 /* The user namespaces the agent keeps, one per id range in use lately (agent-idmap.h). */
 #define AGENT_USERNS_CACHE 16
@@ -103,6 +104,7 @@ struct ctr {
         struct spare_kind *spare;
         json_t *spare_config;
         uint64_t tree_kept;                /* the kept check of its image's tree it was made under (tree-watch.h) */
+        struct start_pins pins;            /* what its start took from the host, checked again at its claim */
         struct deferred_run *claim_waiter; /* a run of its kind that came while it started: next once it is ready */
 };
 
@@ -151,6 +153,7 @@ struct agent {
         char **groups_left;            /* containers' groups still busy at their exit (agent.c) */
         size_t n_groups_left;
         struct spare_kind spares[AGENT_SPARE_KINDS]; /* agent-spare.h */
+        int spare_inotify[AGENT_SPARE_KINDS];        /* beside each: the inotify instance its spares' pins use */
         bool spares_off;                             /* KUBEMOUNT_SPARES=0 */
         unsigned spare_serial;
 };

@@ -557,6 +557,12 @@ static int run_start(struct agent *a, int conn, json_t *req, const int *fds, con
         };
         memcpy(rq.stdio, (detach && !hold) || kind ? devnull3 : fds, sizeof(rq.stdio));
         r = agent_broker_prepare(a, c, rq.confine, &userns, &broker, err);
+        /* A spare is set up from what it pins, to be claimed only while its paths still lead there. */
+        if (r >= 0 && kind && c->spec->root_overlay && !json_object_get(req, "rootfs_check"))
+                r = error_set_plain(err, -EOPNOTSUPP, "an overlay over an unwatched tree");
+        if (r >= 0 && kind &&
+            (r = start_pins_open(&c->pins, c->spec, rq.confine, agent_spare_inotify(a, kind), err)) >= 0)
+                rq.pinned_fds = c->pins.fds;
         rq.userns_fd = userns;
         rq.broker = broker;
         if (r >= 0 && c->runtime && rq.hold)
@@ -573,6 +579,7 @@ static int run_start(struct agent *a, int conn, json_t *req, const int *fds, con
         }
         if (r >= 0)
                 r = launch_container_start(&rq, &c->start, err);
+        start_pins_release(&c->pins); /* its trees are cloned: kept, they would keep their mounts busy */
         /* Watched from now: a PID 1 that dies while it sets up is reaped (agent.c answers the run then). */
         if (r >= 0 && (r = agent_ctr_watch(a, c, c->start.pid, true)) < 0) {
                 error_set(err, r, "container %s: pidfd", name);
@@ -622,6 +629,7 @@ static int run_claim(struct agent *a, struct ctr *c, int conn, json_t *req, cons
         c->spare->ctr = NULL;
         c->spare = NULL;
         c->remove_on_exit = false;
+        start_pins_done(&c->pins);
         snprintf(c->name, sizeof(c->name), "%s", name);
         km_strv_free(c->spec->args);
         c->spec->args = TAKE_PTR(args);
@@ -663,8 +671,6 @@ int agent_run_spare_start(struct agent *a, struct spare_kind *kind) {
                 return -EEXIST;
         /* The tree it runs from as a run would check it; a claim takes it only under the same kept check. */
         r = req ? check_rootfs(a, req, &kept, &err) : -ENOMEM;
-        if (r >= 0 && !kept)
-                r = error_set_plain(&err, -ESTALE, "its image's tree is not watched");
         if (r >= 0)
                 r = run_start(a, -EBADF, req, NULL, name, kind, &err);
         if (r >= 0 && kind->ctr)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Spare containers (see agent-spare.h). */
 #include <stdlib.h>
+#include <sys/inotify.h>
 
 #include "agent-spare.h"
 #include "state-dir.h"
@@ -10,6 +11,16 @@ void agent_spares_init(struct agent *a) {
         const char *env = getenv("KUBEMOUNT_SPARES");
 
         a->spares_off = env && streq(env, "0");
+        for (size_t i = 0; i < AGENT_SPARE_KINDS; i++)
+                a->spare_inotify[i] = -EBADF;
+}
+
+int agent_spare_inotify(struct agent *a, struct spare_kind *k) {
+        int *fd = &a->spare_inotify[k - a->spares];
+
+        if (*fd < 0 && (*fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+                *fd = -errno;
+        return *fd;
 }
 
 /* What runs of one kind may differ in: at the top of a request, in its config, in its process. */
@@ -113,8 +124,7 @@ static bool in_critical_window(struct ctr *c) {
 struct ctr *agent_spare_take(struct agent *a, json_t *req, uint64_t tree_kept) {
         struct spare_kind *k = NULL, *lru = &a->spares[0];
 
-        /* Only a tree the agent watches can be shown not to have changed since a spare was made of it. */
-        if (a->spares_off || !tree_kept || !kind_serves(req))
+        if (a->spares_off || !kind_serves(req))
                 return NULL;
         for (size_t i = 0; i < AGENT_SPARE_KINDS && !k; i++) {
                 if (a->spares[i].req && kind_matches(&a->spares[i], req))
@@ -134,8 +144,16 @@ struct ctr *agent_spare_take(struct agent *a, json_t *req, uint64_t tree_kept) {
                 k->held = json_object_get(req, "hold") != NULL;
         }
         k->used_ms = monotonic_ms();
-        /* Made from a tree checked before a change since: it goes, and the next one is made from this check. */
-        if (k->ctr && k->ctr->tree_kept != tree_kept) {
+        /*
+         * Made from a tree checked before a change since, or from a root or a source its path no longer leads to
+         * (start-pins.h): it goes, and the next one is made from what this run finds.
+         */
+        if (k->ctr &&
+            (k->ctr->tree_kept != tree_kept ||
+             (k->ctr->start.report_fd < 0 &&
+              !start_pins_hold(&k->ctr->pins, k->ctr->spec,
+                               json_string_value(json_object_get(req, "kubelet_dir")) ?: KUBELET_DIR_DEFAULT)))) {
+                log_msg(KM_LOG_DEBUG, "agent: spare %s: what it was made from changed since: dropped", k->ctr->name);
                 kind_clear_spare(a, k);
                 return NULL;
         }
@@ -197,5 +215,6 @@ void agent_spares_done(struct agent *a) {
                 if (a->spares[i].ctr)
                         (void)state_container_remove(a->state_fd, a->spares[i].ctr->name, NULL);
                 kind_clear(a, &a->spares[i]);
+                closep(&a->spare_inotify[i]);
         }
 }
