@@ -10,7 +10,7 @@
 set -eu
 
 prefix=$1
-sonames="libmount.so.1 libcap.so.2 libseccomp.so.2 libjansson.so.4 libcurl.so.4 libarchive.so.13 libcrypto.so.3"
+sonames="libmount.so.1 libcap.so.2 libseccomp.so.2 libjansson.so.4 libcurl.so.4 libarchive.so.13 libcrypto.so.3 libmd.so.0"
 mkdir -p "$prefix/lib"
 glibc='^(ld-linux.*|linux-vdso.*|libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libnsl)\.so'
 

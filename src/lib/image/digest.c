@@ -3,23 +3,18 @@
  * sha256 content digests through libcrypto's SHA256_Init/Update/Final:
  * deprecated since OpenSSL 3.0 in favour of EVP, but the same code, and
  * without EVP's provider set-up.  A short buffer's digest comes from the
- * kernel's crypto API instead where it has one (AF_ALG): loading libcrypto
- * costs about 1 ms of a process that takes a single digest (a routed mount
- * names its image's reference record by one).
+ * kernel or libmd instead (digest-short.h): loading libcrypto costs 1-2 ms
+ * of a process that takes a single digest.
  */
 #include "libcrypto-dl.h" /* first: it includes <openssl/sha.h> with the deprecation warnings off */
-#include <linux/if_alg.h>
-#include <sys/socket.h>
 
+#include "digest-short.h"
 #include "digest.h"
-#include "syscalls.h"
 
 DEFINE_DLOPEN(libcrypto, "libcrypto.so.3", KM_LIBCRYPTO_SYMBOLS)
 
 #define HEX_LEN 64
 #define READ_CHUNK (64 * 1024)
-/* What digest_buffer() asks the kernel for; longer buffers are what libcrypto is loaded for anyway. */
-#define KERNEL_DIGEST_MAX (64 * 1024)
 
 struct digest_ctx {
         SHA256_CTX sha;
@@ -78,29 +73,6 @@ void digest_final(struct digest_ctx *c, char out[DIGEST_STRING_MAX]) {
         digest_format(md, out);
 }
 
-/*
- * sha256 of a short buffer by the kernel (algif_hash): a few system calls.
- * false where the kernel has no AF_ALG, a policy refuses it (seccomp,
- * SELinux) or KUBEMOUNT_COMPAT=af-alg says so: then libcrypto's.
- */
-static bool kernel_sha256(const void *data, size_t size, unsigned char md[SHA256_DIGEST_LENGTH]) {
-        struct sockaddr_alg sa = { .salg_family = AF_ALG, .salg_type = "hash", .salg_name = "sha256" };
-        _cleanup_close_ int tfm = -EBADF, op = -EBADF;
-
-        if (size > KERNEL_DIGEST_MAX || !feature_available(FEATURE_AF_ALG))
-                return false;
-        tfm = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (tfm < 0 || bind(tfm, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-            (op = accept4(tfm, NULL, NULL, SOCK_CLOEXEC)) < 0) {
-                feature_refused(FEATURE_AF_ALG); /* once per process */
-                return false;
-        }
-        /* One send without MSG_MORE is the whole message; none is the empty one. */
-        if (size > 0 && send(op, data, size, MSG_NOSIGNAL) != (ssize_t)size)
-                return false;
-        return read(op, md, SHA256_DIGEST_LENGTH) == SHA256_DIGEST_LENGTH;
-}
-
 void digest_free(struct digest_ctx *c) {
         free(c);
 }
@@ -109,7 +81,7 @@ void digest_buffer(const void *data, size_t size, char out[DIGEST_STRING_MAX]) {
         unsigned char md[SHA256_DIGEST_LENGTH];
 
         out[0] = '\0';
-        if (kernel_sha256(data, size, md)) {
+        if (digest_short(data, size, md)) {
                 digest_format(md, out);
                 return;
         }
