@@ -69,6 +69,16 @@ static void log_to_stderr(int level, const char *message, void *userdata _unused
 static int stderr_max_level;
 static bool stderr_is_journal, journal_listens;
 
+/* $JOURNAL_STREAM is "DEV:INODE" of the stream systemd gave as stdout/stderr. */
+static bool stderr_journal_stream(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        return e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+               (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 /*
  * Events (km_log_fields(): mounts, unmounts, refusals, containers) go to the
  * journal's native socket whenever it listens, with their MESSAGE_IDs; other
@@ -80,21 +90,16 @@ static void log_sink(int level, const char *message, void *userdata) {
         /* An event's outcome is the command's own output; a log (the agent's, -v) shows events too. */
         bool shown = level <= stderr_max_level && (!fields || stderr_max_level >= KM_LOG_NOTICE);
 
+        if (!journal_listens && journal_connected()) {
+                /* Connected in the host (cli_log_host) since the set-up. */
+                journal_listens = true;
+                stderr_is_journal = stderr_journal_stream();
+        }
         if (journal_listens && (fields || (shown && stderr_is_journal)) && journal_send(level, message, fields) == 0 &&
             stderr_is_journal)
                 return;
         if (shown)
                 log_to_stderr(level, message, userdata);
-}
-
-/* $JOURNAL_STREAM is "DEV:INODE" of the stream systemd gave as stdout/stderr. */
-static bool stderr_journal_stream(void) {
-        const char *e = getenv("JOURNAL_STREAM");
-        unsigned long long dev, ino;
-        struct stat st;
-
-        return e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
-               (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 void cli_log_setup(int verbose) {
@@ -108,14 +113,15 @@ void cli_log_setup_level(int max_level) {
         km_log_set(log_sink, NULL, max_level);
 }
 
-static int journal_connect_here(void *userdata _unused_, struct km_error *err _unused_) {
-        return journal_connect();
-}
-
 void cli_log_host(const struct km_host *host) {
-        /* The journal is the host's: a caller in a container without its socket reaches it there. */
-        if (journal_listens || km_host_run(host, journal_connect_here, NULL, NULL) < 0)
+        /*
+         * The journal is the host's: a caller in a container without its socket reaches it there, at the
+         * command's first entry into the host (its mount's): an entry of its own cost 4% of a mount+umount.
+         */
+        if (journal_listens)
                 return;
-        journal_listens = true;
-        stderr_is_journal = stderr_journal_stream();
+        if (host)
+                journal_connect_in_host();
+        else
+                (void)journal_connect(); /* here is the host */
 }

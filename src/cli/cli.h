@@ -75,7 +75,8 @@ void cli_error(const char *fmt, ...) _printf_(1, 2);
 void cli_log_setup(int verbose);
 /* Messages up to max_level (KM_LOG_*) on stderr. */
 void cli_log_setup_level(int max_level);
-/* After cli_log_setup: with no journal socket in the caller's namespace, the host's journal (host's namespace). */
+/* After cli_log_setup: with no journal socket in the caller's namespace, the host's, reached at the first entry into h.
+ */
 void cli_log_host(const struct km_host *host);
 /* Prints a JSON value on stdout and frees it. */
 int cli_print_json(json_t *v);

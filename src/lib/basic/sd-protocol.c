@@ -54,6 +54,9 @@ int journal_connect(void) {
 
         if (journal_fd >= 0)
                 return 0;
+        /* A look first: a socket made for nothing is most of the cost where no journal runs. */
+        if (access(JOURNAL_SOCKET, W_OK) < 0)
+                return -errno;
         fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
@@ -64,6 +67,23 @@ int journal_connect(void) {
         }
         journal_fd = fd;
         return 0;
+}
+
+static bool journal_asked;
+
+void journal_connect_in_host(void) {
+        journal_asked = true;
+}
+
+void journal_connect_asked(void) {
+        if (journal_asked) {
+                journal_asked = false;
+                (void)journal_connect();
+        }
+}
+
+bool journal_connected(void) {
+        return journal_fd >= 0;
 }
 
 bool journal_present(void) {

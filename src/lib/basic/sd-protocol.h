@@ -32,6 +32,16 @@ int sd_notify_send(const char *state);
  * the host's journal).  0, or -errno when none listens there.
  */
 int journal_connect(void);
+/*
+ * journal_connect() at the next entry into the host's mount namespace
+ * (km_host_run), tried once: a caller that enters it anyway (a mount, an
+ * unmount) needs no entry of its own for the journal.
+ */
+void journal_connect_in_host(void);
+/* In the host's namespace just entered: the connect journal_connect_in_host() asked for, if any. */
+void journal_connect_asked(void);
+/* Whether journal_connect() reached a journal. */
+bool journal_connected(void);
 /* Whether a journal listens: journal_connect() reached one, or its socket exists here. */
 bool journal_present(void);
 /*

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "hostns.h"
+#include "sd-protocol.h"
 
 static int same_ns(int fd_a, int fd_b) {
         struct stat a, b;
@@ -89,6 +90,7 @@ KM_EXPORT int km_host_run(const struct km_host *h, int (*fn)(void *userdata, str
         if (setns(target, CLONE_NEWNS) < 0)
                 return error_set(err, -errno, "enter host mount namespace %s", path);
 
+        journal_connect_asked(); /* the host's journal, reached in this entry instead of one of its own */
         r = fn(userdata, err);
 
         back = setns(self, CLONE_NEWNS) < 0 ? -errno : 0;

@@ -339,10 +339,6 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                          : error == EPERM                                     ? MESSAGE_ID_REFUSED
                                                                               : NULL;
 
-        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?", id,
-                   json_is_true(json_object_get(answer, "mounted")) ||
-                           json_is_true(json_object_get(answer, "unmounted")),
-                   target);
         if (target && json_is_true(json_object_get(answer, "mounted")))
                 (void)brokered_add(c, target,
                                    (struct mount_ident){
@@ -362,6 +358,11 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 if (l->fd == fd)
                         (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")),
                                             (int)json_integer_value(json_object_get(answer, "error")));
+        /* Its lines once the caller goes on (the mount was made before either): 0.06 ms of every call. */
+        broker_log(c, json_string_value(json_object_get(answer, "line")) ?: "?", id,
+                   json_is_true(json_object_get(answer, "mounted")) ||
+                           json_is_true(json_object_get(answer, "unmounted")),
+                   target);
         return 0;
 }
 
