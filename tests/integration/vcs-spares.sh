@@ -75,6 +75,13 @@ run copy_run -- sh -c "$AGE"
 is "$RC" 0 "run --rootfs: a first run"
 spare_then "run --rootfs again" ":"
 served "$OUT" && ok "... served by a spare (age $(age_of "$OUT"))" || not_ok "... served by a spare ($OUT)"
+# Answered at its command's exit code, before its PID 1 is gone (agent-run.c answers_at_status): its record first.
+check "... a spare of the kind waits again" wait_for 10 has_spare
+sleep 1
+run copy_run -- sh -c "$AGE; exit 5"
+is "$RC" 5 "a served run --rootfs: its command's status"
+served "$OUT" && ok "... served (age $(age_of "$OUT"))" || not_ok "... served ($OUT)"
+is "$(cd "$CONTAINERS" && compgen -G 'run-*')" "" "... and its record is gone when its client has its answer"
 spare_then "a file in a directory no mount passes" "echo live >'$COPY/tmp/file'"
 served "$OUT" && ok "... still served (age $(age_of "$OUT"))" || not_ok "... still served ($OUT)"
 run copy_run -- cat /tmp/file

@@ -61,6 +61,8 @@ struct ctr {
         bool ours;     /* our child: its exit status is known */
         bool detached; /* else the run's client waits, and its hang-up kills it */
         bool stopping, timed_out, remove_on_exit;
+        bool named;     /* its run gave its name (else one made up, never asked for again) */
+        bool answered;  /* its waiters answered and its record removed at its command's exit, before PID 1's */
         bool forgotten; /* on agent.forgotten: freed after the loop's batch of events */
         int timer;
         int execs;           /* exec jobs running in it (a routed mount's own is one) */

@@ -441,12 +441,31 @@ int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err) {
         return held_go(a, c, conn, err);
 }
 
-int agent_run_command_done(struct agent *a, struct ctr *c) {
+/*
+ * Whether c's client is answered at its command's exit code rather than at
+ * PID 1's exit, 0.4 ms later (the kernel tears its namespaces down first):
+ * PID 1 ends with the command, nothing of it stays, and its name was made
+ * here (no run may come for it again), its root no overlay (whose layer,
+ * in its state dir, PID 1's namespace may still hold).
+ */
+static bool answers_at_status(const struct ctr *c) {
+        return !c->held_stays && c->remove_on_exit && !c->detached && !c->named && !c->spec->root_overlay;
+}
+
+int agent_run_command_done(struct agent *a, struct ctr *c, int *ret_code) {
         int code = -1, conn = c->hold_conn;
         ssize_t n = recv(c->command_fd, &code, sizeof(code), MSG_DONTWAIT);
 
+        *ret_code = -1;
         agent_unwatch_close(a, &c->command_fd);
         c->hold_conn = -EBADF;
+        if (n == sizeof(code) && code >= 0 && answers_at_status(c)) {
+                /* Its record first, as at PID 1's exit: whoever is answered finds it gone. */
+                (void)state_container_remove(a->state_fd, c->name, NULL);
+                c->answered = true;
+                *ret_code = code;
+                return -EBADF;
+        }
         /* No code (PID 1 died), or PID 1 ends with the command: its exit answers the client (a waiter). */
         if (conn < 0 || n != sizeof(code) || !c->held_stays)
                 return -EBADF;
@@ -462,6 +481,7 @@ static void ctr_take_request(struct ctr *c, json_t *req) {
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeout_ms"));
 
         c->detached = json_is_true(json_object_get(req, "detach"));
+        c->named = json_object_get(req, "name") != NULL;
         c->held_stays = json_is_true(json_object_get(json_object_get(req, "hold"), "stays"));
         c->start_timeout_ms = timeout_ms > 0 && timeout_ms < INT_MAX ? (int)timeout_ms : 0;
 }

@@ -94,6 +94,22 @@ static void groups_retry(struct agent *a) {
                 a->groups_left[k] = NULL;
 }
 
+/* Who waits for c's end ({"exit": code}): its run's client, rm -f's. */
+static void answer_waiters(struct agent *a, struct ctr *c, int code) {
+        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++) {
+                if (c->waiters[i] < 0)
+                        continue;
+                json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(), "timed_out",
+                                      c->timed_out);
+                /* rm -f's answer, and a removed held run's */
+                if (m && c->remove_on_exit)
+                        json_object_set_new(m, "removed", json_true());
+                (void)proto_send(c->waiters[i], m, NULL, 0);
+                json_decref(m);
+                conn_close(a, TAKE_FD(c->waiters[i]));
+        }
+}
+
 /* PID 1 is gone: record how, answer who waits, release its cgroups. */
 static void ctr_exited(struct agent *a, struct ctr *c) {
         siginfo_t si = {};
@@ -142,22 +158,11 @@ static void ctr_exited(struct agent *a, struct ctr *c) {
         json_object_set_new(c->state, "exit_code", code >= 0 ? json_integer(code) : json_null());
         json_object_set_new(c->state, "timed_out", json_boolean(c->timed_out));
         /* Its record first: whoever is answered finds it gone (or saved), also without us. */
-        if (c->remove_on_exit)
+        if (c->remove_on_exit && !c->answered)
                 (void)state_container_remove(a->state_fd, c->name, NULL);
-        else
+        else if (!c->remove_on_exit)
                 (void)agent_save_state(a, c);
-        for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++) {
-                if (c->waiters[i] < 0)
-                        continue;
-                json_t *m = json_pack("{s:o, s:b}", "exit", code >= 0 ? json_integer(code) : json_null(), "timed_out",
-                                      c->timed_out);
-                /* rm -f's answer, and a removed held run's */
-                if (m && c->remove_on_exit)
-                        json_object_set_new(m, "removed", json_true());
-                (void)proto_send(c->waiters[i], m, NULL, 0);
-                json_decref(m);
-                conn_close(a, c->waiters[i]);
-        }
+        answer_waiters(a, c, code);
         /* After the answers (on cgroup v1 ten rmdirs), before any other request: none sees the group. */
         if (c->detached)
                 group_remove(a, c->cgroup);
@@ -654,9 +659,13 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         }
                         case WATCH_COMMAND: {
                                 struct ctr *c = (struct ctr *)((char *)w - offsetof(struct ctr, command_w));
-                                int conn = !c->forgotten && c->command_fd >= 0 ? agent_run_command_done(&a, c) : -EBADF;
+                                int code = -1;
+                                int conn = !c->forgotten && c->command_fd >= 0 ? agent_run_command_done(&a, c, &code)
+                                                                               : -EBADF;
                                 if (conn >= 0)
                                         conn_close(&a, conn);
+                                if (code >= 0)
+                                        answer_waiters(&a, c, code);
                                 break;
                         }
                         case WATCH_BROKER_SERVER:
