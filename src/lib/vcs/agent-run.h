@@ -20,9 +20,9 @@ int agent_op_run(struct agent *a, int conn, json_t *req, const int *fds, size_t 
  * "name": N} (after checks of its own, while the name holds the container's
  * targets), and is answered {"exit": N} when the command ends: with stays,
  * while the container stays for what the command left running (a FUSE
- * daemon); else once the container is gone with it (removed), or, a run of
- * a spare's named by the agent with no overlay root, at the command's exit
- * code, its record removed first.  The command's
+ * daemon); else once the container is gone with it (removed), or, for a
+ * spare's run with a name the agent made and no overlay root, at the
+ * command's exit code, its record removed first.  The command's
  * stdio are the client's; config.json has the args the client shows (its
  * "config"), never the held ones.  A client that hangs up before its go
  * ends the container; after it, the command runs on and the container stays
@@ -33,7 +33,7 @@ int agent_op_go(struct agent *a, int conn, json_t *req, struct km_error *err);
  * Its command's exit code is there (or PID 1 died): the client answered; its
  * connection (to close), or -EBADF.  *ret_code >= 0: the container's
  * waiters are to be answered with it now, its record gone already (a run
- * whose PID 1 ends with the command: see agent_run_answers_at_status).
+ * whose PID 1 ends with the command: answers_at_status() in agent-run.c).
  */
 int agent_run_command_done(struct agent *a, struct ctr *c, int *ret_code);
 
