@@ -220,6 +220,24 @@ is "$(vcs_pid keep)" "${keep:-(no pid)}" "... with the same pid"
 check "stop keep" km stop --timeout 2 keep
 check_fails "... it is gone" kill -0 "$keep"
 
+# ---- an agent in a group that was once killed with cgroup.kill (systemd stops a unit so) ----
+# 6.18 kills a child cloned into a new group from a parent whose group was killed (its kill
+# count differs): cgroup_fork_into finds it out once, and moves the agent's children instead.
+for p in $(vcs_agent_pids); do kill "$p"; done
+wait_for 10 sh -c '[ -z "$(pgrep -f "kubemount agent")" ]'
+cgroup_v2
+mkdir -p "$CG2/$KUBEMOUNT_CGROUP_PARENT/agent" && echo 1 >"$CG2/$KUBEMOUNT_CGROUP_PARENT/cgroup.kill" ||
+        bail_out "cannot kill $CG2/$KUBEMOUNT_CGROUP_PARENT with cgroup.kill"
+vcs_agent_start
+run vcs_run -d --name after-kill -- sleep 1000
+is "$RC" 0 "run -d under an agent whose group was killed once: it starts ($ERR)"
+is "$(vcs_status after-kill)" "running" "... and runs"
+run vcs_run -- echo short
+is "$RC:$OUT" "0:short" "... a run that is not detached too"
+grep -q "kills a child cloned into its group" "$KM_SCRATCH/agent.log" &&
+        diag "the agent's probe found the kernel killing children cloned into a group (moved instead)"
+check "rm -f after-kill" km rm -f after-kill
+
 vcs_cleanup
 node_down "vcs detach"
 done_testing

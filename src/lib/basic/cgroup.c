@@ -7,6 +7,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <signal.h>
 #include <linux/sched.h>
@@ -427,12 +428,45 @@ int cgroup_populated(int root_fd, const char *name) {
         return for_each_hierarchy(root_fd, populated_one, &g);
 }
 
+/*
+ * Whether a child cloned into a group lives.  6.18 kills one at birth
+ * (cgroup_post_fork) when the kill count of the parent's group, read at the
+ * fork's start, differs from its new group's: a parent whose group was once
+ * killed with cgroup.kill (systemd stops units so) loses every child it makes
+ * into a new group.  Probed once per process, with a child that only exits.
+ */
+static bool clone_into_lives(int cgroup_fd) {
+        static bool probed;
+        struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgroup_fd };
+        int status = 0;
+        pid_t pid;
+
+        if (probed || !feature_available(FEATURE_CLONE_INTO_CGROUP))
+                return feature_available(FEATURE_CLONE_INTO_CGROUP);
+        probed = true;
+        pid = sys_clone3(&args);
+        if (pid == 0)
+                _exit(0);
+        if (pid < 0)
+                return true; /* the call itself finds out (no clone3, no such flag) */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+                feature_refused(FEATURE_CLONE_INTO_CGROUP);
+                log_msg(KM_LOG_NOTICE,
+                        "cgroup: the kernel kills a child cloned into its group (this process's group "
+                        "was killed with cgroup.kill once): children are moved into their groups");
+                return false;
+        }
+        return true;
+}
+
 pid_t cgroup_fork_into(int cgroup_fd, uint64_t flags, bool *entered) {
         struct clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
         pid_t pid;
 
         *entered = false;
-        if (cgroup_fd >= 0) {
+        if (cgroup_fd >= 0 && clone_into_lives(cgroup_fd)) {
                 args.flags |= CLONE_INTO_CGROUP;
                 args.cgroup = (uint64_t)cgroup_fd;
                 pid = sys_clone3(&args);

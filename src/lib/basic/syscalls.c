@@ -36,6 +36,7 @@ static unsigned parse_compat(const char *s) {
                 { "detached-layers", FEATURE_DETACHED_LAYERS },
                 { "fuse-clone-userns", FEATURE_FUSE_CLONE_USERNS },
                 { "af-alg", FEATURE_AF_ALG },
+                { "clone-into-cgroup", FEATURE_CLONE_INTO_CGROUP },
         };
         unsigned mask = 0;
 

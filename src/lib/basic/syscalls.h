@@ -81,7 +81,7 @@ struct sys_statmount {
  * Feature switches (syscalls.c): the public KM_FEATURE_* bits and these
  * internal ones, which km_features_disable() and KUBEMOUNT_COMPAT ("old-kernel"
  * includes close_range; "close_range", "clone3", "execveat", "detached-layers",
- * "fuse-clone-userns", "af-alg" by name) set too.
+ * "fuse-clone-userns", "af-alg", "clone-into-cgroup" by name) set too.
  */
 enum {
         FEATURE_CLOSE_RANGE = 1u << 8, /* close_range(2) (5.9; CLOSE_RANGE_CLOEXEC 5.11) */
@@ -91,6 +91,8 @@ enum {
         FEATURE_DETACHED_LAYERS = 1u << 11,   /* a detached (idmapped) mount as an overlay layer (not 6.1) */
         FEATURE_FUSE_CLONE_USERNS = 1u << 12, /* FUSE_DEV_IOC_CLONE onto a /dev/fuse of another userns (not 6.1) */
         FEATURE_AF_ALG = 1u << 13, /* the kernel's sha256 (AF_ALG, algif_hash) for short digests (digest.c) */
+        /* clone3's CLONE_INTO_CGROUP, as far as the child lives (cgroup_fork_into probes it) */
+        FEATURE_CLONE_INTO_CGROUP = 1u << 14,
 };
 bool feature_available(unsigned feature);
 /* Turns an internal feature off for this process: the kernel refused it. */
