@@ -414,6 +414,17 @@ check "[over] with the kubelet's gone, the container's umount of its own works" 
 check_fails "[over] nothing is mounted at T" is_mounted host "$VOLS/over"
 check "[over] rm -f" km rm -f over
 
+# Back to back from one caller: a mount stacked on its own, then both umounts. The kept worker
+# answers each call itself, then tells the agent; the agent must take its record of a mount before it hands the
+# caller's next call out (the top mount's umount is refused when the record lacks it).
+mkdir -p "$VOLS/stack"
+run km run --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/stack" "${KB[@]}" -- \
+        sh -c "i=0; while [ \$i -lt 50 ]; do mount -t tmpfs -o size=1m km-s1 '$CVOLS/stack' &&
+                mount -t tmpfs -o size=1m km-s2 '$CVOLS/stack' && umount '$CVOLS/stack' &&
+                umount '$CVOLS/stack' || exit 1; i=\$((i + 1)); done"
+is "$RC" 0 "[stack] 50 times: mount, a mount on top of it, umount, umount, each at once after the last"
+check_fails "[stack] nothing is mounted at T" is_mounted host "$VOLS/stack"
+
 # ---- a flood of refused calls ---------------------------------------------------
 
 # 300 refused mounts as fast as the container can make them: its log gets at most 20

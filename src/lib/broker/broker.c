@@ -57,6 +57,15 @@ int broker_answer(int listener, uint64_t id, int error) {
         return r;
 }
 
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS /* Linux 6.6 */
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+int broker_sync_wakeup(int listener) {
+        return ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) < 0 ? -errno : 0;
+}
+
 /*
  * A NUL-terminated string of at most limit bytes at addr in the caller:
  * read a page at a time, so that a string ending just before an unmapped

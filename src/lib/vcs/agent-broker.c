@@ -2,8 +2,10 @@
 /* The agent's side of the mount broker (see agent-broker.h). */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -28,6 +30,8 @@
 #define BROKER_TIMEOUT_DEFAULT_S 150
 /* Calls of one container served at once; more get EAGAIN (a thousand threads must not fork a thousand workers). */
 #define BROKER_CONCURRENT_MAX 8
+/* How long the loop waits for the outcome of a call the kept worker has answered (it sends it next). */
+#define SERVER_OUTCOME_WAIT_MS 1000
 
 int agent_broker_prepare(struct agent *a, struct ctr *c, const char *kubelet_dir, int *ret_userns,
                          const struct seccomp_program **ret_filter, struct km_error *err) {
@@ -62,6 +66,7 @@ int agent_broker_listen(struct agent *a, struct ctr *c, int fd) {
                 return -ENOMEM;
         }
         *l = (struct broker_listener){ .w.kind = WATCH_BROKER, .ctr = c, .fd = fd, .next = c->listeners };
+        (void)broker_sync_wakeup(fd); /* where the kernel has it */
         c->listeners = l;
         r = agent_watch(a, fd, &l->w);
         if (r < 0)
@@ -114,8 +119,14 @@ static uint64_t hex_u64(json_t *v) {
         return strtoull(json_string_value(v) ?: "0", NULL, 16);
 }
 
-/* Serves the call in ctx that came on listener; the answer goes to sock. */
-static int serve_call(struct agent *a, json_t *ctx, int listener, int sock) {
+/*
+ * Serves the call in ctx that came on listener; the outcome goes to sock.
+ * replied (the kept worker's page): the caller is answered here first, its
+ * call's ID put there before, so that the agent, which would otherwise run
+ * its records and logs ahead of the answer, takes the outcome before it
+ * hands out the caller's next call (agent_broker_event()).
+ */
+static int serve_call(struct agent *a, json_t *ctx, int listener, int sock, volatile uint64_t *replied) {
         struct ctr *c = agent_find(a, json_string_value(json_object_get(ctx, "ctr")) ?: "");
         struct broker_notif n = {
                 .id = hex_u64(json_object_get(ctx, "id")),
@@ -194,10 +205,16 @@ static int serve_call(struct agent *a, json_t *ctx, int listener, int sock) {
         if (!p.types)
                 p.types = none;
         broker_serve(listener, &n, &p, &view, out);
-        answer = json_pack("{s:i, s:b, s:b, s:b, s:s, s:s, s:I, s:I}", "error", out->error, "mounted", out->mounted,
-                           "unmounted", out->unmounted, "answered", out->answered, "target", out->target, "line",
-                           out->line, "mount_id", (json_int_t)out->mount.id, "mount_unique_id",
-                           (json_int_t)out->mount.unique);
+        bool reply = replied && !out->answered;
+
+        if (reply) {
+                __atomic_store_n(replied, n.id, __ATOMIC_RELEASE);
+                (void)broker_answer(listener, n.id, out->error);
+        }
+        answer = json_pack("{s:i, s:b, s:b, s:b, s:b, s:s, s:s, s:I, s:I}", "error", out->error, "mounted",
+                           out->mounted, "unmounted", out->unmounted, "answered", out->answered, "replied", reply,
+                           "target", out->target, "line", out->line, "mount_id", (json_int_t)out->mount.id,
+                           "mount_unique_id", (json_int_t)out->mount.unique);
         r = answer ? proto_send(sock, answer, NULL, 0) : -ENOMEM;
         json_decref(answer);
         free(out);
@@ -206,11 +223,11 @@ static int serve_call(struct agent *a, json_t *ctx, int listener, int sock) {
 
 /* A worker forked for one call (the kept one is busy, or there is none). */
 static int broker_work(struct agent *a, json_t *ctx, int sock) {
-        return serve_call(a, ctx, (int)json_integer_value(json_object_get(ctx, "fd")), sock);
+        return serve_call(a, ctx, (int)json_integer_value(json_object_get(ctx, "fd")), sock, NULL);
 }
 
 /* The kept worker: each call with its listener's fd, until the agent hangs up or kills it. */
-static _Noreturn void server_main(struct agent *a, int sock) {
+static _Noreturn void server_main(struct agent *a, int sock, volatile uint64_t *replied) {
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                 _exit(1);
         close_all_but(&sock, 1);
@@ -222,7 +239,7 @@ static _Noreturn void server_main(struct agent *a, int sock) {
 
                 if (proto_recv(sock, &ctx, fds, &n) < 0 || !ctx)
                         _exit(0);
-                r = n == 1 ? serve_call(a, ctx, fds[0], sock) : -EINVAL;
+                r = n == 1 ? serve_call(a, ctx, fds[0], sock, replied) : -EINVAL;
                 for (size_t i = 0; i < n; i++)
                         close(fds[i]);
                 json_decref(ctx);
@@ -319,7 +336,7 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                 return 0;
         c->brokering--;
         if (!answer) {
-                /* Killed at its timeout, or died: the caller must not wait for ever. */
+                /* Killed at its timeout, or died: the caller must not wait for ever (an answered one's ID is spent). */
                 for (struct broker_listener *l = c->listeners; l; l = l->next)
                         if (l->fd == fd)
                                 (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")), ETIMEDOUT);
@@ -353,8 +370,9 @@ static int broker_done(struct agent *a, int conn, json_t *ctx, json_t *answer, i
                                     json_from_ids(c->brokered_ids, c->n_brokered, true));
                 (void)agent_save_state(a, c);
         }
-        /* Recorded first: the caller's next call may be the umount of it. */
-        for (struct broker_listener *l = c->listeners; l; l = l->next)
+        /* Recorded first: the caller's next call may be the umount of it (the kept worker replied itself). */
+        for (struct broker_listener *l = c->listeners; !json_is_true(json_object_get(answer, "replied")) && l;
+             l = l->next)
                 if (l->fd == fd)
                         (void)broker_answer(fd, hex_u64(json_object_get(ctx, "id")),
                                             (int)json_integer_value(json_object_get(answer, "error")));
@@ -396,15 +414,18 @@ void agent_broker_server_start(struct agent *a, struct ctr *c) {
         if (!c->spec || !c->spec->broker || c->server_sock >= 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return;
-        pid = fork();
+        c->server_replied =
+                mmap(NULL, sizeof(*c->server_replied), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        pid = c->server_replied == MAP_FAILED ? -1 : fork();
         if (pid == 0) {
                 close(sv[0]);
-                server_main(a, sv[1]);
+                server_main(a, sv[1], c->server_replied);
         }
         close(sv[1]);
         c->server_sock = sv[0];
-        if (pid < 0 || (c->server_pidfd = sys_pidfd_open(pid, 0)) < 0 ||
-            agent_watch(a, c->server_sock, &c->server_w) < 0) {
+        /* Non-blocking: agent_broker_event() looks for an outcome before it is told of one. */
+        if (pid < 0 || fcntl(c->server_sock, F_SETFL, O_NONBLOCK) < 0 ||
+            (c->server_pidfd = sys_pidfd_open(pid, 0)) < 0 || agent_watch(a, c->server_sock, &c->server_w) < 0) {
                 if (pid > 0)
                         (void)kill(pid, SIGKILL); /* reaped as a stray */
                 agent_ctr_server_end(a, c);       /* its calls get a worker each */
@@ -437,6 +458,7 @@ void agent_broker_server_event(struct agent *a, struct ctr *c, bool timer) {
         _cleanup_json_ json_t *call = NULL, *answer = NULL;
         int fds[PROTO_MAX_FDS];
         size_t n_fds = 0;
+        int r = 0;
 
         if (timer ? c->server_timer < 0 : c->server_sock < 0)
                 return; /* ended earlier in this batch of events */
@@ -445,7 +467,9 @@ void agent_broker_server_event(struct agent *a, struct ctr *c, bool timer) {
                 (void)!read(c->server_timer, &x, sizeof(x));
                 if (!c->server_call)
                         return;
-        } else if (proto_recv(c->server_sock, &answer, fds, &n_fds) >= 0 && answer) {
+        } else if ((r = proto_recv(c->server_sock, &answer, fds, &n_fds)) == -EAGAIN)
+                return; /* taken earlier, by agent_broker_event() */
+        else if (r >= 0 && answer) {
                 for (size_t i = 0; i < n_fds; i++)
                         close(fds[i]);
                 (void)timerfd_settime(c->server_timer, 0, &(struct itimerspec){}, NULL);
@@ -459,6 +483,22 @@ void agent_broker_server_event(struct agent *a, struct ctr *c, bool timer) {
         agent_ctr_server_end(a, c);
         if (call)
                 (void)broker_done(a, -EBADF, call, NULL, NULL, 0);
+}
+
+/*
+ * Whether the kept worker has answered the call it serves: then its outcome,
+ * sent right after, is taken now (waited for: it is on its way), since this
+ * call may be that caller's next (the umount of what it just mounted).
+ */
+static bool server_replied(struct agent *a, struct ctr *c) {
+        struct pollfd p = { .fd = c->server_sock, .events = POLLIN };
+
+        if (!c->server_call || c->server_replied == MAP_FAILED ||
+            __atomic_load_n(c->server_replied, __ATOMIC_ACQUIRE) != hex_u64(json_object_get(c->server_call, "id")))
+                return false;
+        (void)poll(&p, 1, SERVER_OUTCOME_WAIT_MS);
+        agent_broker_server_event(a, c, false);
+        return true;
 }
 
 void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t events) {
@@ -481,6 +521,8 @@ void agent_broker_event(struct agent *a, struct broker_listener *l, uint32_t eve
                 return;
         }
         if (!broker_notif_is_open(&n) && refused_by_flags(l, &n))
+                return;
+        if (server_replied(a, l->ctr) && (l->fd < 0 || l->ctr->forgotten))
                 return;
         if (l->ctr->brokering >= BROKER_CONCURRENT_MAX && broker_notif_is_open(&n)) {
                 /* An open must not fail for it: it goes on as made (a /dev/fuse then is its own). */

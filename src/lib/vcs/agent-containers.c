@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The agent's container table and the epoll set behind it (see agent-containers.h). */
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <signal.h>
 #include <time.h>
@@ -56,6 +57,9 @@ void agent_ctr_server_end(struct agent *a, struct ctr *c) {
         agent_unwatch_close(a, &c->server_timer);
         json_decref(c->server_call);
         c->server_call = NULL;
+        if (c->server_replied != MAP_FAILED)
+                (void)munmap((void *)c->server_replied, sizeof(*c->server_replied));
+        c->server_replied = MAP_FAILED;
 }
 
 void agent_ctr_forget(struct agent *a, struct ctr *c) {
@@ -182,6 +186,7 @@ struct ctr *agent_ctr_new(struct agent *a, const char *name, struct container_sp
         c->start_conn = -EBADF;
         c->pins = START_PINS_INIT;
         c->pidfd = c->timer = c->server_pidfd = c->server_sock = c->server_timer = -EBADF;
+        c->server_replied = MAP_FAILED;
         c->dir_fd = dir_fd;
         c->spec = spec;
         for (size_t i = 0; i < ELEMENTSOF(c->waiters); i++)

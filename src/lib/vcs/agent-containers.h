@@ -102,6 +102,8 @@ struct ctr {
         struct watch server_w, server_timer_w;
         int server_pidfd, server_sock, server_timer;
         json_t *server_call; /* the call it serves; NULL: idle */
+        /* A page shared with it: the ID of the call it answered last, set before it answers (MAP_FAILED: none). */
+        volatile uint64_t *server_replied;
         /* A spare (agent-spare.h), until a run claims it: its kind, and its config as its config.json has it. */
         struct spare_kind *spare;
         json_t *spare_config;
