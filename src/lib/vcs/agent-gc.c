@@ -316,7 +316,7 @@ static int gc_mounts_done(struct agent *a, int conn, json_t *ctx, json_t *answer
 }
 
 int agent_gc(struct agent *a, int conn, json_t *req, struct km_error *err) {
-        const char *kubelet_dir = json_string_value(json_object_get(req, "kubelet_dir")) ?: KUBELET_DIR_DEFAULT;
+        const char *kubelet_dir = proto_kubelet_dir(req);
         json_t *actions = json_array(), *m;
         char **names = NULL;
         int r;

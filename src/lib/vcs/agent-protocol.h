@@ -26,6 +26,10 @@ int proto_reply(int sock, json_t *m);
 static inline const char *proto_string(json_t *req, const char *key) {
         return json_string_value(json_object_get(req, key));
 }
+/* The kubelet dir a request names, else the default. */
+static inline const char *proto_kubelet_dir(json_t *req) {
+        return proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT;
+}
 /*
  * A terminal of the host is never a container's: with CAP_SYS_ADMIN it could
  * type into it (TIOCSTI) what the caller's shell runs next (THREATS 28).

@@ -142,7 +142,7 @@ static const char *ctr_target_over(struct ctr *c, const char *path, bool routed_
  * nor a routed mount's target another live container's.
  */
 static int check_mount_targets(struct agent *a, json_t *req, struct km_error *err) {
-        _cleanup_free_ char *dir = strdup(proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT);
+        _cleanup_free_ char *dir = strdup(proto_kubelet_dir(req));
         json_t *targets = json_object_get(req, "mount_targets"), *t;
         const char *routed = json_string_value(json_object_get(json_object_get(req, "mount"), "target")), *why, *other;
         size_t i;
@@ -570,7 +570,7 @@ static int run_start(struct agent *a, int conn, json_t *req, const int *fds, con
                 /* A held command's output is its client's; what it leaves running writes there too, or nowhere. */
                 .log_dir_fd = detach && !hold && !kind ? c->dir_fd : -EBADF,
                 .state_dir_fd = c->dir_fd,
-                .confine = proto_string(req, "kubelet_dir") ?: KUBELET_DIR_DEFAULT,
+                .confine = proto_kubelet_dir(req),
                 .hold = hold != NULL || kind,
                 .stays = c->held_stays,
                 .spare = kind != NULL,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <sys/inotify.h>
 
+#include "agent-protocol.h"
 #include "agent-spare.h"
 #include "state-dir.h"
 #include "util.h"
@@ -150,9 +151,7 @@ struct ctr *agent_spare_take(struct agent *a, json_t *req, uint64_t tree_kept) {
          */
         if (k->ctr &&
             (k->ctr->tree_kept != tree_kept ||
-             (k->ctr->start.report_fd < 0 &&
-              !start_pins_hold(&k->ctr->pins, k->ctr->spec,
-                               json_string_value(json_object_get(req, "kubelet_dir")) ?: KUBELET_DIR_DEFAULT)))) {
+             (k->ctr->start.report_fd < 0 && !start_pins_hold(&k->ctr->pins, k->ctr->spec, proto_kubelet_dir(req))))) {
                 log_msg(KM_LOG_DEBUG, "agent: spare %s: what it was made from changed since: dropped", k->ctr->name);
                 kind_clear_spare(a, k);
                 return NULL;
