@@ -147,6 +147,20 @@ run with_stdin "again" img_run -i -- sh -c "cat; echo; $AGE"
 like "$OUT" "^again" "... again, its own stdin"
 served "$OUT" && ok "... served by a spare of the -i kind" || not_ok "... served by a spare of the -i kind ($OUT)"
 
+# ---- a served run's config.json: written once the agent is idle, with its own command ----
+check "a spare waits" wait_for 10 has_spare
+sleep 1
+img_run --name cfg -- sh -c "$AGE; exec sleep 30" >"$KM_SCRATCH/cfg.out" 2>&1 &
+cfg_pid=$!
+check "... a run of the kind with a name of its own starts" wait_for 10 test -s "$KM_SCRATCH/cfg.out"
+served "$(cat "$KM_SCRATCH/cfg.out")" && ok "... served by the spare" || not_ok "... served by the spare ($(cat "$KM_SCRATCH/cfg.out"))"
+cfg_args() { python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["process"]["args"]))' \
+        "$CONTAINERS/cfg/config.json" 2>/dev/null; }
+cfg_is() { [[ $(cfg_args) == "$1" ]]; }
+check "... its config.json names its own command, not the spare's" wait_for 5 cfg_is "sh -c $AGE; exec sleep 30"
+check "... rm -f" km rm -f cfg
+wait "$cfg_pid"
+
 # ---- kinds do not mix ----
 full='0 +0 +4294967295'
 for round in 1 2 3; do

@@ -80,6 +80,9 @@ void agent_ctr_forget(struct agent *a, struct ctr *c) {
                 c->spare->ctr = NULL;
         c->spare = NULL;
         json_decref(TAKE_PTR(c->spare_config));
+        if (c->config_process)
+                a->configs_due--;
+        json_decref(TAKE_PTR(c->config_process));
         start_pins_done(&c->pins);
         spec_free(c->spec);
         free(c->runtime);

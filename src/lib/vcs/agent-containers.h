@@ -107,6 +107,8 @@ struct ctr {
         /* A spare (agent-spare.h), until a run claims it: its kind, and its config as its config.json has it. */
         struct spare_kind *spare;
         json_t *spare_config;
+        /* A claimed spare's run: its process, for the config.json written when the loop is idle (NULL: none due). */
+        json_t *config_process;
         uint64_t tree_kept;                /* the kept check of its image's tree it was made under (tree-watch.h) */
         struct start_pins pins;            /* what its start took from the host, checked again at its claim */
         struct deferred_run *claim_waiter; /* a run of its kind that came while it started: next once it is ready */
@@ -160,6 +162,7 @@ struct agent {
         int spare_inotify[AGENT_SPARE_KINDS];        /* beside each: the inotify instance its spares' pins use */
         bool spares_off;                             /* KUBEMOUNT_SPARES=0 */
         unsigned spare_serial;
+        unsigned configs_due; /* containers whose config.json waits for the loop's idle (agent_run_configs_write) */
 };
 
 /* fd in the loop's epoll set, its events pointing at w. */

@@ -667,16 +667,30 @@ static int run_claim(struct agent *a, struct ctr *c, int conn, json_t *req, cons
         /* Not held: its command went already, its client waits for the exit. */
         if (r > 0 && !hold && (r = held_went(a, c, conn, err)) > 0)
                 c->hold_conn = -EBADF;
-        json_t *config = json_copy(c->spare_config);
-        _cleanup_free_ char *text = config && !json_object_set_new(config, "process", json_incref(process))
-                                            ? json_dumps(config, JSON_INDENT(2))
-                                            : NULL;
-
-        json_decref(config);
-        if (text)
-                (void)write_file_replace(c->dir_fd, "config.json", text, strlen(text), 0600, NULL);
-        json_decref(TAKE_PTR(c->spare_config));
+        if (!c->forgotten && process && !c->config_process) {
+                c->config_process = json_incref(process);
+                a->configs_due++;
+        }
         return r;
+}
+
+void agent_run_configs_write(struct agent *a) {
+        for (struct ctr *c = a->ctrs; c && a->configs_due; c = c->next) {
+                if (!c->config_process)
+                        continue;
+                json_t *config = json_copy(c->spare_config);
+                _cleanup_free_ char *text =
+                        config && !json_object_set_new(config, "process", json_incref(c->config_process))
+                                ? json_dumps(config, JSON_INDENT(2))
+                                : NULL;
+
+                json_decref(config);
+                if (text)
+                        (void)write_file_replace(c->dir_fd, "config.json", text, strlen(text), 0600, NULL);
+                json_decref(TAKE_PTR(c->config_process));
+                json_decref(TAKE_PTR(c->spare_config));
+                a->configs_due--;
+        }
 }
 
 int agent_run_spare_start(struct agent *a, struct spare_kind *kind) {

@@ -593,7 +593,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         if (a.n_groups_left > 0 && (timeout < 0 || timeout > GROUPS_RETRY_MS))
                                 timeout = GROUPS_RETRY_MS;
                 }
-                if (spare_due && (timeout < 0 || timeout > AGENT_SPARE_IDLE_MS))
+                if ((spare_due || a.configs_due) && (timeout < 0 || timeout > AGENT_SPARE_IDLE_MS))
                         timeout = AGENT_SPARE_IDLE_MS;
                 int n = epoll_wait(a.epoll, ev, ELEMENTSOF(ev), timeout);
 
@@ -601,6 +601,10 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                         continue;
                 if (n < 0)
                         return error_set(err, -errno, "agent: epoll_wait");
+                if (n == 0 && a.configs_due) {
+                        agent_run_configs_write(&a);
+                        continue;
+                }
                 if (n == 0 && spare_due) {
                         struct spare_kind *k = agent_spare_due(&a);
 
@@ -688,6 +692,7 @@ int agent_run(const struct agent_options *o, struct km_error *err) {
                 agent_sweep(&a);
                 if (stop) {
                         /* systemctl stop: the containers serve on, a new agent adopts them; spares do not. */
+                        agent_run_configs_write(&a);
                         agent_spares_done(&a);
                         (void)sd_notify_send("STOPPING=1\nSTATUS=stopped by a signal; containers serve on");
                         return 0;
