@@ -424,6 +424,17 @@ run km run --image fuse-tools --allow-mount tmpfs --mount-target "$VOLS/stack" "
                 umount '$CVOLS/stack' || exit 1; i=\$((i + 1)); done"
 is "$RC" 0 "[stack] 50 times: mount, a mount on top of it, umount, umount, each at once after the last"
 check_fails "[stack] nothing is mounted at T" is_mounted host "$VOLS/stack"
+# The page the agent shares with a kept worker is that worker's alone: a container started
+# after it (its PID 1 a fork of the agent's) does not map it (a shared anonymous page shows
+# as /dev/zero in maps).
+check "[page] run -d: a mount, then stay (its kept worker forked)" km run -d --name page1 --image fuse-tools \
+        --allow-mount tmpfs --mount-target "$VOLS/stack" "${KB[@]}" -- \
+        sh -c "mount -t tmpfs -o size=1m km-page '$CVOLS/stack' && exec sleep 600"
+wait_for 15 is_mounted host "$VOLS/stack" || diag "logs page1: $(logs_of page1)"
+check "[page] run -d: a second container" km run -d --name page2 --image fuse-tools -- sleep 600
+is "$(grep -c /dev/zero "/proc/$(vcs_pid page2)/maps")" 0 "[page] its PID 1 maps no page of the first one's worker"
+check "[page] rm -f page1" km rm -f page1
+check "[page] rm -f page2" km rm -f page2
 
 # ---- a flood of refused calls ---------------------------------------------------
 

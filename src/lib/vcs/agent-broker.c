@@ -423,6 +423,9 @@ void agent_broker_server_start(struct agent *a, struct ctr *c) {
         }
         close(sv[1]);
         c->server_sock = sv[0];
+        /* Its worker's alone: no later fork of the agent's (a worker, a container's PID 1) gets the page. */
+        if (pid > 0)
+                (void)madvise((void *)c->server_replied, sizeof(*c->server_replied), MADV_DONTFORK);
         /* Non-blocking: agent_broker_event() looks for an outcome before it is told of one. */
         if (pid < 0 || fcntl(c->server_sock, F_SETFL, O_NONBLOCK) < 0 ||
             (c->server_pidfd = sys_pidfd_open(pid, 0)) < 0 || agent_watch(a, c->server_sock, &c->server_w) < 0) {
