@@ -120,6 +120,19 @@ static uint64_t hex_u64(json_t *v) {
 }
 
 /*
+ * $KUBEMOUNT_TEST_BROKER_REPLY_MS: the kept worker waits that long between
+ * its answer and the outcome, so that a test's caller always makes its next
+ * call in that window (broker-mounts [stack]).
+ */
+static void reply_hold(void) {
+        const char *e = getenv("KUBEMOUNT_TEST_BROKER_REPLY_MS");
+        long ms = e ? strtol(e, NULL, 10) : 0;
+
+        if (ms > 0 && ms <= 1000)
+                (void)usleep((useconds_t)ms * 1000);
+}
+
+/*
  * Serves the call in ctx that came on listener; the outcome goes to sock.
  * replied (the kept worker's page): the caller is answered here first, its
  * call's ID put there before, so that the agent, which would otherwise run
@@ -210,6 +223,7 @@ static int serve_call(struct agent *a, json_t *ctx, int listener, int sock, vola
         if (reply) {
                 __atomic_store_n(replied, n.id, __ATOMIC_RELEASE);
                 (void)broker_answer(listener, n.id, out->error);
+                reply_hold();
         }
         answer = json_pack("{s:i, s:b, s:b, s:b, s:b, s:s, s:s, s:I, s:I}", "error", out->error, "mounted",
                            out->mounted, "unmounted", out->unmounted, "answered", out->answered, "replied", reply,
